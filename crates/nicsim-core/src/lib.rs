@@ -1,0 +1,22 @@
+//! nicsim's core: a deterministic discrete-event simulator of networked
+//! hosts and their NICs, with the real smoltcp TCP/IP stack on every host.
+//!
+//! Layering points one way: [`engine`] ← [`link`], [`host`] ← [`sim`]
+//! (assembly and execution) ← [`workload`], [`probe`] ← [`api`].
+//! The crate never depends on Python; `crates/nicsim-py` is the thin binding.
+
+pub mod api;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod host;
+pub mod link;
+pub mod probe;
+pub mod sim;
+pub mod workload;
+
+pub use api::{resolve_toml, run_toml, RunOptions};
+pub use error::{ConfigError, Error};
+
+/// The nicsim version recorded with every result.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
