@@ -1,0 +1,23 @@
+"""nicsim: a fast discrete-event simulator of networked hosts and their NICs.
+
+The public surface is small: :func:`run` a scenario, :func:`resolve` one to
+see every default filled in, and read the :class:`Result`. Scenario problems
+raise :class:`ScenarioError` (a ``ValueError`` with ``path`` and ``reason``);
+a run that fails raises :class:`SimulationError` (a ``RuntimeError``).
+"""
+
+from . import _core
+from ._core import ScenarioError, SimulationError
+from .api import resolve, run
+from .result import Result
+
+__version__: str = _core.version()
+
+__all__ = [
+    "Result",
+    "ScenarioError",
+    "SimulationError",
+    "__version__",
+    "resolve",
+    "run",
+]

@@ -1,0 +1,63 @@
+"""Run and resolve scenarios given as a TOML file or as TOML text."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Union
+
+from . import _core
+from .result import Result
+
+Scenario = Union[str, os.PathLike[str]]
+"""A path to a TOML scenario file, or the TOML text itself."""
+
+
+def read_scenario(scenario: Scenario) -> tuple[str, str]:
+    """Return ``(text, source)`` for a scenario.
+
+    A path-like object is always a file. A string is a file if it is one line
+    and either names an existing file or ends in ``.toml``; otherwise it is
+    TOML text, and its source is ``"<string>"``.
+    """
+    if isinstance(scenario, str) and not _names_file(scenario):
+        return scenario, "<string>"
+    path = Path(scenario)
+    return path.read_text(encoding="utf-8"), str(path)
+
+
+def _names_file(text: str) -> bool:
+    if "\n" in text:
+        return False
+    return text.endswith(".toml") or Path(text).is_file()
+
+
+def run(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    pcap: str | os.PathLike[str] | None = None,
+    out: str | os.PathLike[str] | None = None,
+) -> Result:
+    """Run a scenario and return its result.
+
+    ``seed`` overrides the scenario's seed; ``pcap`` is a directory that gets
+    one pcap file per link (created if needed); ``out`` is a directory the result files are
+    written to (see :meth:`Result.write`). The GIL is released during the run.
+    """
+    text, source = read_scenario(scenario)
+    if pcap is not None:
+        Path(pcap).mkdir(parents=True, exist_ok=True)
+    result = Result(_core.run_scenario(text, source, seed, pcap))
+    if out is not None:
+        result.write(out)
+    return result
+
+
+def resolve(scenario: Scenario) -> dict[str, Any]:
+    """Validate a scenario and return it fully resolved: every default filled
+    in and every unit canonical."""
+    text, source = read_scenario(scenario)
+    resolved: dict[str, Any] = json.loads(_core.resolve_scenario(text, source))
+    return resolved

@@ -1,0 +1,164 @@
+"""The ``nicsim`` command.
+
+    nicsim run SCENARIO [--seed N] [--pcap DIR] [--out DIR]
+    nicsim validate SCENARIO
+
+Errors are one line on stderr, never a traceback: exit code 2 for a bad
+scenario or a missing file, 1 for a run that fails.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import __version__
+from ._core import ScenarioError, SimulationError
+from .api import resolve
+from .api import run as run_scenario
+from .result import Result
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+SCENARIO_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="nicsim", message="%(prog)s %(version)s")
+def main() -> None:
+    """nicsim: simulate networked hosts and their NICs."""
+
+
+@main.command()
+@click.argument("scenario", type=SCENARIO_FILE)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**64 - 1),
+    help="Override the scenario's seed.",
+)
+@click.option(
+    "--pcap",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write one pcap file per link into this directory.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to write result files [default: results/<scenario name>].",
+)
+def run(scenario: Path, seed: int | None, pcap: Path | None, out: Path | None) -> None:
+    """Run SCENARIO (a TOML file), print a summary and write result files."""
+    started = time.perf_counter()
+    try:
+        result = run_scenario(scenario, seed=seed, pcap=pcap)
+    except ScenarioError as e:
+        _fail(f"{scenario}: {e}", EXIT_BAD_INPUT)
+    except (SimulationError, OSError) as e:
+        _fail(str(e), EXIT_FAILED)
+    wall_s = time.perf_counter() - started
+
+    out_dir = out if out is not None else Path("results") / _file_name(result.name or scenario.stem)
+    try:
+        written = result.write(out_dir)
+    except OSError as e:
+        _fail(f"cannot write results: {e}", EXIT_FAILED)
+
+    console = Console()
+    console.print(_summary_table(result, wall_s))
+    console.print(Text(f"results: {', '.join(str(p) for p in written)}"))
+    if result.pcaps:
+        console.print(Text(f"pcaps: {', '.join(result.pcaps)}"))
+
+
+@main.command()
+@click.argument("scenario", type=SCENARIO_FILE)
+def validate(scenario: Path) -> None:
+    """Check SCENARIO (a TOML file) without running it."""
+    try:
+        resolve(scenario)
+    except ScenarioError as e:
+        _fail(f"{scenario}: {e}", EXIT_BAD_INPUT)
+    except OSError as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    except SimulationError as e:
+        _fail(str(e), EXIT_FAILED)
+    click.echo("ok")
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def _file_name(name: str) -> str:
+    """A scenario name made safe to use as a directory name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "scenario"
+
+
+def _summary_table(result: Result, wall_s: float) -> Table:
+    s = result.summary
+    table = Table(title=f"nicsim {__version__}", show_header=False, title_justify="left")
+    table.add_column("field", style="bold")
+    table.add_column("value")
+
+    def row(field: str, value: str) -> None:
+        table.add_row(field, Text(value))
+
+    scenario = result.data.get("scenario") or {}
+    row("scenario", f"{result.name} ({scenario.get('source')})")
+    row("workload", result.workload)
+    row("seed", str(result.seed))
+    row("goodput", _goodput(s.get("goodput_bps"), s.get("ceiling_bps")))
+    row("payload", _count(s.get("payload_bytes"), "B"))
+    row("duration", _seconds(s.get("duration_s")))
+    row("simulated time", _seconds(s.get("sim_time_s")))
+    row("frames", _count(s.get("frames")))
+    row("drops", _count(s.get("drops")))
+    row("retransmissions", _count(s.get("retransmissions")))
+    verified = s.get("verified")
+    row("verified", "n/a" if verified is None else ("yes" if verified else "no"))
+    if s.get("transactions") is not None:
+        row("transactions", _count(s.get("transactions")))
+        rate = s.get("transaction_rate")
+        row("transaction rate", "n/a" if rate is None else f"{rate:,.1f} /s")
+        row("mean latency", _seconds(s.get("mean_latency_s")))
+    row("wall-clock time", f"{wall_s:.3f} s")
+    frames = s.get("frames")
+    if frames is not None and wall_s > 0:
+        row("simulation speed", f"{frames / wall_s:,.0f} frames per wall-clock second")
+    return table
+
+
+def _goodput(bps: Any, ceiling_bps: Any) -> str:
+    if bps is None:
+        return "n/a"
+    text = f"{bps / 1e6:,.2f} Mbit/s"
+    if ceiling_bps:
+        text += f" ({100 * bps / ceiling_bps:.2f} % of the {ceiling_bps / 1e6:,.2f} Mbit/s Ethernet ceiling)"
+    return text
+
+
+def _count(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,}{' ' + unit if unit else ''}"
+
+
+def _seconds(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if value == 0:
+        return "0 s"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+        if abs(value) >= scale:
+            return f"{value / scale:,.3f} {unit}"
+    return f"{value / 1e-9:,.3f} ns"
