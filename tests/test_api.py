@@ -7,11 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import GBE_MTU1500_GOODPUT_BPS, with_bad_link_rate
 
 import nicsim
 from nicsim import _core
 from nicsim.api import read_scenario
+
+from conftest import GBE_MTU1500_GOODPUT_BPS, with_bad_link_rate
 
 
 def test_version_is_the_core_version() -> None:

@@ -56,9 +56,15 @@ def run_in(workdir: Path, scenario: Path, seed: int) -> dict[str, bytes]:
     """Run the scenario with relative --out and --pcap inside `workdir` and
     return every file written, by path relative to `workdir`."""
     workdir.mkdir()
-    done = run_cli("run", scenario, "--seed", str(seed), "--out", "out", "--pcap", "pcap", cwd=workdir)
+    done = run_cli(
+        "run", scenario, "--seed", str(seed), "--out", "out", "--pcap", "pcap", cwd=workdir
+    )
     assert done.returncode == 0, done.stderr
-    return {str(p.relative_to(workdir)): p.read_bytes() for p in sorted(workdir.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(workdir)): p.read_bytes()
+        for p in sorted(workdir.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_same_seed_gives_identical_files(bulk_scenario: Path, tmp_path: Path) -> None:

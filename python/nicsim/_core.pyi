@@ -2,6 +2,14 @@
 
 import os
 
+__all__ = [
+    "ScenarioError",
+    "SimulationError",
+    "version",
+    "run_scenario",
+    "resolve_scenario",
+]
+
 class ScenarioError(ValueError):
     """The scenario is invalid; `path` names the field and `reason` says why."""
 

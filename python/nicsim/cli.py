@@ -143,7 +143,8 @@ def _goodput(bps: Any, ceiling_bps: Any) -> str:
         return "n/a"
     text = f"{bps / 1e6:,.2f} Mbit/s"
     if ceiling_bps:
-        text += f" ({100 * bps / ceiling_bps:.2f} % of the {ceiling_bps / 1e6:,.2f} Mbit/s Ethernet ceiling)"
+        share = 100 * bps / ceiling_bps
+        text += f" ({share:.2f} % of the {ceiling_bps / 1e6:,.2f} Mbit/s Ethernet ceiling)"
     return text
 
 

@@ -91,7 +91,4 @@ class Result:
     def __repr__(self) -> str:
         goodput = self.summary.get("goodput_bps")
         verified = self.summary.get("verified")
-        return (
-            f"<Result {self.name!r} seed={self.seed} "
-            f"goodput_bps={goodput} verified={verified}>"
-        )
+        return f"<Result {self.name!r} seed={self.seed} goodput_bps={goodput} verified={verified}>"
