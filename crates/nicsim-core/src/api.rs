@@ -1,16 +1,26 @@
 //! The entry points the CLI and the Python binding call.
 //!
 //! Everything crossing this boundary is plain data: TOML text in, JSON text
-//! out, so results are identical whatever process or machine ran them.
+//! out, so results are identical whatever process or machine ran them. A
+//! report holds no wall-clock time and no absolute path: the same scenario
+//! and seed give byte-identical JSON.
 
 use std::path::PathBuf;
 
+use serde::Serialize;
+
+use crate::config::{self, Scenario, WorkloadConfig};
+use crate::engine::{Dur, Time};
 use crate::error::Error;
+use crate::host::HostStats;
+use crate::link::{goodput_ceiling, ChannelStats};
+use crate::sim::Sim;
+use crate::workload::{App, FlowReport};
 
 /// How to run a scenario (things that are not part of the scenario itself).
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// Where the scenario came from (a file path), for error messages and results.
+    /// Where the scenario came from (a file path), for results.
     pub source: String,
     /// Overrides the scenario's `seed` when set.
     pub seed: Option<u64>,
@@ -18,11 +28,106 @@ pub struct RunOptions {
     pub pcap_dir: Option<PathBuf>,
 }
 
+/// Identity of the scenario a report came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScenarioInfo {
+    /// Scenario name.
+    pub name: String,
+    /// Where it was read from.
+    pub source: String,
+    /// Its description.
+    pub description: String,
+}
+
+/// The headline numbers of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Application bytes per second × 8 over `duration_s`.
+    pub goodput_bps: f64,
+    /// Application bytes delivered and verified (all streams).
+    pub payload_bytes: u64,
+    /// Measured interval: connection established → last byte delivered
+    /// (bulk), or first request → last response (request/response).
+    pub duration_s: f64,
+    /// Simulated time when the workload finished.
+    pub sim_time_s: f64,
+    /// Frames put on the wire, all links and directions.
+    pub frames: u64,
+    /// Frames dropped at full link queues.
+    pub drops: u64,
+    /// Frames lost to impairments.
+    pub lost: u64,
+    /// TCP data segments that re-sent sequence space.
+    pub retransmissions: u64,
+    /// TCP data segments on the wire.
+    pub data_segments: u64,
+    /// Ethernet goodput ceiling for full-sized segments (bulk only).
+    pub ceiling_bps: Option<f64>,
+    /// Every delivered byte matched what was sent.
+    pub verified: bool,
+    /// Completed transactions (request/response only).
+    pub transactions: Option<u64>,
+    /// Transactions per second.
+    pub transaction_rate: Option<f64>,
+    /// Mean round-trip time of a transaction, seconds.
+    pub mean_latency_s: Option<f64>,
+    /// Median round-trip time, seconds.
+    pub p50_latency_s: Option<f64>,
+    /// 99th-percentile round-trip time, seconds.
+    pub p99_latency_s: Option<f64>,
+    /// Simulation events executed.
+    pub events: u64,
+}
+
+/// One direction of one link.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkRow {
+    /// Link name, `a-b`.
+    pub link: String,
+    /// Direction, `a->b`.
+    pub direction: String,
+    /// Counters.
+    #[serde(flatten)]
+    pub stats: ChannelStats,
+    /// TCP retransmissions seen in this direction.
+    pub retransmissions: u64,
+    /// Busy fraction of the wire over `sim_time_s`.
+    pub utilization: f64,
+}
+
+/// One host.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostRow {
+    /// Host name.
+    pub name: String,
+    /// IPv4 address.
+    pub ip: String,
+    /// Counters.
+    #[serde(flatten)]
+    pub stats: HostStats,
+}
+
 /// The result of one run, serialisable to JSON.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// Placeholder until the simulator lands.
+    /// nicsim version that produced it.
     pub nicsim_version: String,
+    /// The scenario.
+    pub scenario: ScenarioInfo,
+    /// The seed used.
+    pub seed: u64,
+    /// The workload as configured (`kind` plus its fields).
+    pub workload: serde_json::Value,
+    /// Headline numbers.
+    pub summary: Summary,
+    /// Per link direction.
+    pub links: Vec<LinkRow>,
+    /// Per host.
+    pub hosts: Vec<HostRow>,
+    /// Every checked byte stream.
+    pub flows: Vec<FlowReport>,
+    /// Trace files written (names inside the pcap directory).
+    pub pcaps: Vec<String>,
 }
 
 impl Report {
@@ -33,12 +138,167 @@ impl Report {
 }
 
 /// Parse, validate and run a scenario given as TOML text.
-pub fn run_toml(_text: &str, _opts: &RunOptions) -> Result<Report, Error> {
-    Err(Error::Simulation("not implemented yet".into()))
+pub fn run_toml(text: &str, opts: &RunOptions) -> Result<Report, Error> {
+    let scenario = config::parse(text)?;
+    run_scenario(&scenario, opts)
 }
 
 /// Parse and validate a scenario; return it fully resolved (defaults filled
 /// in, units canonical) as JSON.
-pub fn resolve_toml(_text: &str, _source: &str) -> Result<String, Error> {
-    Err(Error::Simulation("not implemented yet".into()))
+pub fn resolve_toml(text: &str, _source: &str) -> Result<String, Error> {
+    let scenario = config::parse(text)?;
+    Ok(serde_json::to_string_pretty(&scenario).expect("a scenario always serialises"))
+}
+
+/// Run a validated scenario.
+pub fn run_scenario(s: &Scenario, opts: &RunOptions) -> Result<Report, Error> {
+    let seed = opts.seed.unwrap_or(s.seed);
+    let mut sim = Sim::build(s, seed, opts.pcap_dir.as_deref())?;
+    let max_prop = s.links.iter().map(|l| l.propagation.0).max().unwrap_or(0);
+    let drain = Dur(1_000_000_000u64.max(8 * max_prop));
+    sim.run(Time::ZERO + s.run.time_limit.dur(), drain)?;
+    let pcaps = sim.finish_traces()?;
+    let Some(finished) = sim.finished_at else {
+        return Err(Error::Simulation(format!(
+            "the workload did not finish within run.time_limit = {} ({})",
+            s.run.time_limit,
+            progress(&sim)
+        )));
+    };
+    Ok(report(s, opts, &sim, finished, pcaps))
+}
+
+fn progress(sim: &Sim) -> String {
+    let parts: Vec<String> = sim
+        .apps
+        .iter()
+        .zip(&sim.hosts)
+        .flat_map(|(app, host)| app.flows("peer", &host.name))
+        .map(|f| format!("{} received {} bytes", f.to, f.bytes))
+        .collect();
+    if parts.is_empty() {
+        "no byte arrived".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec<String>) -> Report {
+    let mut flows = Vec::new();
+    let (mut duration, mut ceiling) = (Dur::ZERO, None);
+    let (mut transactions, mut rate, mut mean, mut p50, mut p99) = (None, None, None, None, None);
+    match &s.workload {
+        WorkloadConfig::Bulk(b) => {
+            let (tx, rx) = (host(sim, &b.from), host(sim, &b.to));
+            if let (App::BulkTx(snd), App::BulkRx(rcv)) = (&sim.apps[tx], &sim.apps[rx]) {
+                let start = snd.started.expect("a finished transfer started");
+                duration = rcv.last_byte.expect("a finished transfer delivered").since(start);
+            }
+            let link = &s.links[sim_link(s, &b.from)];
+            let ip_mtu = |h: usize| match s.hosts[h].tcp.mss {
+                Some(m) => (m.0 + 40).min(link.mtu.0),
+                None => link.mtu.0,
+            };
+            let mtu = ip_mtu(tx).min(ip_mtu(rx));
+            let ts = if s.hosts[tx].tcp.timestamps && s.hosts[rx].tcp.timestamps { 12 } else { 0 };
+            ceiling = Some(goodput_ceiling(link.rate, mtu, mtu - 40 - ts));
+        }
+        WorkloadConfig::RequestResponse(r) => {
+            let c = host(sim, &r.client);
+            if let App::RrClient(client) = &sim.apps[c] {
+                duration = client.last.expect("finished").since(client.first.expect("started"));
+                let mut lat = client.latencies.clone();
+                lat.sort_unstable();
+                let secs = |ps: u64| ps as f64 / 1e12;
+                transactions = Some(client.completed);
+                rate = Some(client.completed as f64 / duration.as_secs_f64().max(1e-18));
+                mean = Some(secs(lat.iter().sum::<u64>()) / lat.len() as f64);
+                p50 = Some(secs(lat[(lat.len() - 1) / 2]));
+                p99 = Some(secs(lat[((lat.len() as f64 * 0.99).ceil() as usize).clamp(1, lat.len()) - 1]));
+            }
+        }
+    }
+    for (i, app) in sim.apps.iter().enumerate() {
+        let me = &sim.hosts[i].name;
+        let peer =
+            sim.links[sim_link(s, me)].ends.iter().map(|&h| &sim.hosts[h].name).find(|n| *n != me).expect("two ends");
+        flows.extend(app.flows(peer, me));
+    }
+    let payload: u64 = flows.iter().map(|f| f.bytes).sum();
+    let sim_time = finished.as_secs_f64();
+    let mut links = Vec::new();
+    for link in &sim.links {
+        for d in 0..2 {
+            let (a, b) = (&sim.hosts[link.ends[d]].name, &sim.hosts[link.ends[1 - d]].name);
+            let st = link.chans[d].stats.clone();
+            links.push(LinkRow {
+                link: link.name.clone(),
+                direction: format!("{a}->{b}"),
+                utilization: if finished.ps() > 0 { st.busy_ps as f64 / finished.ps() as f64 } else { 0.0 },
+                retransmissions: link.monitors[d].retransmissions,
+                stats: st,
+            });
+        }
+    }
+    let sum = |f: fn(&LinkRow) -> u64| links.iter().map(f).sum::<u64>();
+    let summary = Summary {
+        goodput_bps: if duration.ps() > 0 { payload as f64 * 8.0 / duration.as_secs_f64() } else { 0.0 },
+        payload_bytes: payload,
+        duration_s: duration.as_secs_f64(),
+        sim_time_s: sim_time,
+        frames: sum(|l| l.stats.frames),
+        drops: sum(|l| l.stats.queue_drops),
+        lost: sum(|l| l.stats.lost),
+        retransmissions: sum(|l| l.retransmissions),
+        data_segments: sim.links.iter().flat_map(|l| l.monitors.iter()).map(|m| m.data_segments).sum(),
+        ceiling_bps: ceiling,
+        verified: true,
+        transactions,
+        transaction_rate: rate,
+        mean_latency_s: mean,
+        p50_latency_s: p50,
+        p99_latency_s: p99,
+        events: sim.events(),
+    };
+    let mut workload = serde_json::to_value(&s.workload).expect("serialisable");
+    if let serde_json::Value::Object(map) = &mut workload {
+        if let Some((kind, fields)) = map.iter().next().map(|(k, v)| (k.clone(), v.clone())) {
+            let mut flat = serde_json::Map::new();
+            flat.insert("kind".into(), kind.into());
+            if let serde_json::Value::Object(f) = fields {
+                flat.extend(f);
+            }
+            workload = serde_json::Value::Object(flat);
+        }
+    }
+    Report {
+        nicsim_version: crate::VERSION.into(),
+        scenario: ScenarioInfo {
+            name: s.name.clone(),
+            source: opts.source.clone(),
+            description: s.description.clone(),
+        },
+        seed: sim.seed,
+        workload,
+        summary,
+        links,
+        hosts: sim
+            .hosts
+            .iter()
+            .map(|h| HostRow { name: h.name.clone(), ip: h.ip.to_string(), stats: h.stats.clone() })
+            .collect(),
+        flows,
+        pcaps: pcaps
+            .iter()
+            .map(|p| std::path::Path::new(p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default())
+            .collect(),
+    }
+}
+
+fn host(sim: &Sim, name: &str) -> usize {
+    sim.hosts.iter().position(|h| h.name == name).expect("validated")
+}
+
+fn sim_link(s: &Scenario, host: &str) -> usize {
+    s.links.iter().position(|l| l.endpoints.iter().any(|e| e == host)).expect("validated: every host is on a link")
 }

@@ -1,1 +1,253 @@
-//! placeholder
+//! Assembly and execution of one run.
+//!
+//! Assembly turns a validated [`Scenario`] into hosts, links and
+//! applications addressed by index; execution pops events in (time,
+//! priority, sequence) order until the workload finishes, the time limit
+//! passes, or nothing is left to do.
+//!
+//! ```text
+//!   host a                      link 0                      host b
+//!  [app]─[smoltcp]─[dev] ─▶ queue ─▶ serialiser ─▶ propagation ─▶ [dev]─[smoltcp]─[app]
+//!                        ◀─ propagation ◀─ serialiser ◀─ queue ◀─
+//! ```
+
+use std::path::Path;
+
+use crate::config::Scenario;
+use crate::engine::rng::component_rng;
+use crate::engine::{Dur, EventKey, Priority, Scheduler, Time};
+use crate::error::Error;
+use crate::host::Host;
+use crate::link::Channel;
+use crate::probe::pcap::Trace;
+use crate::probe::wire::TcpMonitor;
+use crate::workload::{self, App};
+
+/// What happens at an instant.
+#[derive(Debug)]
+enum Event {
+    /// Run host `0`'s stack and application.
+    Poll(usize),
+    /// The frame on the wire of link `0`, direction `1`, finished serialising.
+    TxDone(usize, usize),
+    /// A frame reaches host `0`'s device.
+    Arrive(usize, Vec<u8>),
+}
+
+/// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
+pub struct Link {
+    /// Display name, `a-b`.
+    pub name: String,
+    /// Host indices of the two ends.
+    pub ends: [usize; 2],
+    /// The two directions.
+    pub chans: [Channel; 2],
+    /// TCP analysis per direction.
+    pub monitors: [TcpMonitor; 2],
+    trace: Option<Trace>,
+}
+
+/// Where a host attaches: link index and which end it is.
+#[derive(Debug, Clone, Copy)]
+struct Port {
+    link: usize,
+    end: usize,
+}
+
+/// A run being simulated.
+pub struct Sim {
+    sched: Scheduler<Event>,
+    /// Hosts by index (scenario order).
+    pub hosts: Vec<Host>,
+    ports: Vec<Port>,
+    /// Links by index.
+    pub links: Vec<Link>,
+    /// Application per host.
+    pub apps: Vec<App>,
+    polls: Vec<Option<(Time, EventKey)>>,
+    /// When the workload finished, if it did.
+    pub finished_at: Option<Time>,
+    /// The seed of this run.
+    pub seed: u64,
+}
+
+/// Safety bound on back-to-back stack/application rounds within one poll.
+const MAX_ROUNDS_PER_POLL: usize = 64;
+
+impl Sim {
+    /// Assemble a validated scenario. With `pcap_dir`, each link writes
+    /// `link<i>-<a>-<b>.pcap` there.
+    pub fn build(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Sim, Error> {
+        let index = |name: &str| s.hosts.iter().position(|h| h.name == name).expect("validated");
+        let mut ports = vec![Port { link: usize::MAX, end: 0 }; s.hosts.len()];
+        let mut mtus = vec![0usize; s.hosts.len()];
+        for (i, l) in s.links.iter().enumerate() {
+            for (end, name) in l.endpoints.iter().enumerate() {
+                let h = index(name);
+                ports[h] = Port { link: i, end };
+                mtus[h] = l.mtu.0 as usize;
+            }
+        }
+        let mut hosts: Vec<Host> = s.hosts.iter().enumerate().map(|(i, h)| Host::new(h, i, mtus[i], seed)).collect();
+        if let Some(dir) = pcap_dir {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+        }
+        let mut links = Vec::with_capacity(s.links.len());
+        for (i, l) in s.links.iter().enumerate() {
+            let ends = [index(&l.endpoints[0]), index(&l.endpoints[1])];
+            let chan = |d: usize| {
+                let path = format!("links[{i}].{}->{}", l.endpoints[d], l.endpoints[1 - d]);
+                Channel::new(
+                    l.rate,
+                    l.propagation.dur(),
+                    l.queue as usize,
+                    l.backpressure,
+                    l.impairments.clone(),
+                    component_rng(seed, &path),
+                )
+            };
+            let name = format!("{}-{}", l.endpoints[0], l.endpoints[1]);
+            let trace = match pcap_dir {
+                Some(dir) => Some(Trace::create(&dir.join(format!("link{i}-{name}.pcap")))?),
+                None => None,
+            };
+            links.push(Link { name, ends, chans: [chan(0), chan(1)], monitors: Default::default(), trace });
+        }
+        let apps = workload::install(&s.workload, &mut hosts, seed);
+        let n = hosts.len();
+        let mut sim =
+            Sim { sched: Scheduler::new(), hosts, ports, links, apps, polls: vec![None; n], finished_at: None, seed };
+        for h in 0..n {
+            sim.request_poll(h, Time::ZERO);
+        }
+        Ok(sim)
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> Time {
+        self.sched.now()
+    }
+
+    /// Events executed so far.
+    pub fn events(&self) -> u64 {
+        self.sched.executed()
+    }
+
+    /// Run until the workload finishes (then `drain` longer, so closing
+    /// handshakes reach the traces), `limit` passes, or no event is left.
+    pub fn run(&mut self, limit: Time, drain: Dur) -> Result<(), Error> {
+        let mut stop = limit;
+        while let Some(t) = self.sched.peek_time() {
+            if t > stop {
+                break;
+            }
+            let (now, ev) = self.sched.pop().expect("peeked");
+            self.dispatch(now, ev)?;
+            if self.finished_at.is_none() && self.apps.iter().all(App::is_done) {
+                self.finished_at = Some(now);
+                stop = stop.min(now + drain);
+            }
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, now: Time, ev: Event) -> Result<(), Error> {
+        match ev {
+            Event::Poll(h) => {
+                self.polls[h] = None;
+                self.step_host(h, now)
+            }
+            Event::Arrive(h, frame) => {
+                self.hosts[h].dev.rx.push_back(frame);
+                self.request_poll(h, now);
+                Ok(())
+            }
+            Event::TxDone(l, d) => {
+                let link = &mut self.links[l];
+                let dst = link.ends[1 - d];
+                let prop = link.chans[d].propagation;
+                for delivery in link.chans[d].finish() {
+                    self.sched.at(now + prop + delivery.extra, Priority::WIRE, Event::Arrive(dst, delivery.frame));
+                }
+                self.start_wire(l, d, now)?;
+                let src = self.links[l].ends[d];
+                if self.hosts[src].dev.tx_blocked {
+                    self.request_poll(src, now);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Start serialising the next frame of link `l` direction `d`, if idle.
+    fn start_wire(&mut self, l: usize, d: usize, now: Time) -> Result<(), Error> {
+        let link = &mut self.links[l];
+        if let Some((time, frame)) = link.chans[d].start() {
+            link.monitors[d].observe(frame);
+            if let Some(trace) = link.trace.as_mut() {
+                trace.record(now, frame)?;
+            }
+            self.sched.at(now + time, Priority::WIRE, Event::TxDone(l, d));
+        }
+        Ok(())
+    }
+
+    /// Poll host `h`'s stack, run its application, push emitted frames onto
+    /// its link, and schedule the next poll the stack asks for.
+    fn step_host(&mut self, h: usize, now: Time) -> Result<(), Error> {
+        let Port { link: l, end: d } = self.ports[h];
+        for _ in 0..MAX_ROUNDS_PER_POLL {
+            let chan = &self.links[l].chans[d];
+            let credit = if chan.backpressure { chan.free_slots() } else { usize::MAX };
+            self.hosts[h].poll(now, credit);
+            let progressed = self.apps[h]
+                .step(now, &mut self.hosts[h])
+                .map_err(|e| Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
+            let frames = std::mem::take(&mut self.hosts[h].dev.tx);
+            let sent = !frames.is_empty();
+            for frame in frames {
+                self.links[l].chans[d].enqueue(frame);
+            }
+            self.start_wire(l, d, now)?;
+            if !progressed && !sent {
+                break;
+            }
+        }
+        let host = &mut self.hosts[h];
+        match host.poll_at(now) {
+            Some(t) if t > now => self.request_poll(h, t),
+            // Due now but nothing moved: either the link queue is full (a
+            // TxDone will wake the host) or the deadline is inside the current
+            // microsecond, which smoltcp cannot resolve: look again at the next one.
+            Some(_) if !host.dev.tx_blocked => {
+                let next_us = Time((now.ps() / crate::engine::time::PS_PER_US + 1) * crate::engine::time::PS_PER_US);
+                self.request_poll(h, next_us)
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Make sure host `h` is polled no later than `at`.
+    fn request_poll(&mut self, h: usize, at: Time) {
+        if let Some((t, key)) = self.polls[h] {
+            if t <= at {
+                return;
+            }
+            self.sched.cancel(key);
+        }
+        let key = self.sched.at(at, Priority::SOFTWARE, Event::Poll(h));
+        self.polls[h] = Some((at, key));
+    }
+
+    /// Flush and close the traces; returns their paths.
+    pub fn finish_traces(&mut self) -> Result<Vec<String>, Error> {
+        let mut paths = Vec::new();
+        for link in &mut self.links {
+            if let Some(trace) = link.trace.take() {
+                paths.push(trace.finish()?.display().to_string());
+            }
+        }
+        Ok(paths)
+    }
+}

@@ -1,1 +1,396 @@
-//! placeholder
+//! Scenario files: the contract between users (TOML, Python) and the core.
+//!
+//! A scenario names hosts, the links between them and one workload. Every
+//! knob has a unit-bearing type, a default and a one-line doc. Parsing
+//! tracks the field path (`links[0].rate`) so every error names it; a second
+//! pass checks ranges and combinations. Nothing in a scenario is executed.
+//!
+//! ```toml
+//! name = "gbe-mtu1500-bulk"
+//! [[hosts]]
+//! name = "a"
+//! [[hosts]]
+//! name = "b"
+//! [[links]]
+//! endpoints = ["a", "b"]
+//! rate = "1Gbps"
+//! [workload.bulk]
+//! from = "a"
+//! to = "b"
+//! bytes = "64MiB"
+//! ```
+
+mod validate;
+
+use std::net::Ipv4Addr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::units::{Bandwidth, Duration, Size};
+use crate::error::ConfigError;
+
+pub use validate::validate;
+
+/// A whole scenario.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name, used for result folders.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// One line on what the scenario shows.
+    #[serde(default)]
+    pub description: String,
+    /// Seed of every random stream in the run (the CLI's `--seed` overrides it).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The hosts; each runs its own smoltcp stack.
+    pub hosts: Vec<HostConfig>,
+    /// Full-duplex Ethernet links between hosts.
+    pub links: Vec<LinkConfig>,
+    /// What the hosts do.
+    pub workload: WorkloadConfig,
+    /// Limits of the run.
+    #[serde(default)]
+    pub run: RunConfig,
+}
+
+fn default_name() -> String {
+    "scenario".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+
+/// One host: an ideal machine (no CPU cost yet) running smoltcp.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// Unique name (letters, digits, `-`, `_`).
+    pub name: String,
+    /// IPv4 address with optional prefix (`10.0.0.1/24`); default 10.0.0.(index+1)/24.
+    #[serde(default)]
+    pub ip: Option<String>,
+    /// TCP knobs for every TCP socket on this host.
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    /// UDP socket buffers.
+    #[serde(default)]
+    pub udp: UdpConfig,
+}
+
+/// Congestion control algorithm (smoltcp's implementations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CongestionControl {
+    /// No congestion control: send up to the receiver's window.
+    None,
+    /// TCP Reno (RFC 5681).
+    Reno,
+    /// CUBIC (RFC 8312).
+    Cubic,
+}
+
+/// Delayed-ACK policy: a delay such as `"10ms"`, or `"off"` to ACK every segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DelayedAck {
+    /// ACK immediately.
+    Off,
+    /// Hold an ACK up to this long (smoltcp still ACKs at once after more than one MSS).
+    Delay(Duration),
+}
+
+impl Serialize for DelayedAck {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DelayedAck::Off => s.serialize_str("off"),
+            DelayedAck::Delay(d) => d.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DelayedAck {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        if text == "off" {
+            Ok(DelayedAck::Off)
+        } else {
+            text.parse::<Duration>()
+                .map(DelayedAck::Delay)
+                .map_err(|e| serde::de::Error::custom(format!("{e} (or \"off\")")))
+        }
+    }
+}
+
+/// TCP socket knobs.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Receive buffer; bounds the advertised window (scaled beyond 64 KiB).
+    #[serde(default = "default_tcp_buffer")]
+    pub rx_buffer: Size,
+    /// Send buffer.
+    #[serde(default = "default_tcp_buffer")]
+    pub tx_buffer: Size,
+    /// Nagle's algorithm (coalesce small writes while data is unacknowledged).
+    #[serde(default = "yes")]
+    pub nagle: bool,
+    /// Delayed-ACK timer (smoltcp's default is 10 ms); `"off"` ACKs every segment.
+    #[serde(default = "default_delayed_ack")]
+    pub delayed_ack: DelayedAck,
+    /// Linux quick-ACK mode: the first this many data segments a connection
+    /// receives are ACKed at once (Linux `TCP_MAX_QUICKACKS` = 16); 0 turns it off.
+    #[serde(default = "default_quickack")]
+    pub quickack_segments: u32,
+    /// Congestion control: `none`, `reno` or `cubic`.
+    #[serde(default = "default_cc")]
+    pub congestion_control: CongestionControl,
+    /// RFC 7323 timestamps option (12 bytes per segment).
+    #[serde(default = "yes")]
+    pub timestamps: bool,
+    /// Maximum segment size; caps the MTU the stack uses at `mss` + 40 bytes.
+    #[serde(default)]
+    pub mss: Option<Size>,
+}
+
+fn default_tcp_buffer() -> Size {
+    Size(256 * 1024)
+}
+fn default_delayed_ack() -> DelayedAck {
+    DelayedAck::Delay(Duration(10_000_000_000))
+}
+fn default_quickack() -> u32 {
+    16
+}
+fn default_cc() -> CongestionControl {
+    CongestionControl::Reno
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            rx_buffer: default_tcp_buffer(),
+            tx_buffer: default_tcp_buffer(),
+            nagle: true,
+            delayed_ack: default_delayed_ack(),
+            quickack_segments: default_quickack(),
+            congestion_control: default_cc(),
+            timestamps: true,
+            mss: None,
+        }
+    }
+}
+
+/// UDP socket buffers.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpConfig {
+    /// Receive buffer (payload bytes).
+    #[serde(default = "default_udp_buffer")]
+    pub rx_buffer: Size,
+    /// Send buffer (payload bytes).
+    #[serde(default = "default_udp_buffer")]
+    pub tx_buffer: Size,
+}
+
+fn default_udp_buffer() -> Size {
+    Size(256 * 1024)
+}
+
+impl Default for UdpConfig {
+    fn default() -> Self {
+        UdpConfig { rx_buffer: default_udp_buffer(), tx_buffer: default_udp_buffer() }
+    }
+}
+
+/// A full-duplex Ethernet link between two hosts.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// The two host names it joins.
+    pub endpoints: [String; 2],
+    /// Line rate, 10 Mb/s to 400 Gb/s.
+    #[serde(default = "default_rate")]
+    pub rate: Bandwidth,
+    /// One-way propagation delay (5 ns per metre of cable).
+    #[serde(default)]
+    pub propagation: Duration,
+    /// IP MTU, 576 to 9000 bytes; more than 1500 (jumbo frames) needs at least 1 Gb/s.
+    #[serde(default = "default_mtu")]
+    pub mtu: Size,
+    /// Transmit queue per direction, in frames (including the one on the wire).
+    #[serde(default = "default_queue")]
+    pub queue: u32,
+    /// When the queue is full, tell the sending host's stack to wait (like
+    /// Linux stopping the device queue) instead of dropping the frame.
+    #[serde(default = "yes")]
+    pub backpressure: bool,
+    /// Seeded impairments applied to every frame, in both directions.
+    #[serde(default)]
+    pub impairments: Impairments,
+}
+
+fn default_rate() -> Bandwidth {
+    Bandwidth(1_000_000_000)
+}
+fn default_mtu() -> Size {
+    Size(1500)
+}
+fn default_queue() -> u32 {
+    1000
+}
+
+/// Per-frame impairment probabilities (each 0 to 1).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Impairments {
+    /// Probability a frame is lost on the wire.
+    #[serde(default)]
+    pub loss: f64,
+    /// Probability a frame is delivered twice.
+    #[serde(default)]
+    pub duplicate: f64,
+    /// Probability a frame is held back by `reorder_delay` (so later frames overtake it).
+    #[serde(default)]
+    pub reorder: f64,
+    /// Extra delay of a reordered frame.
+    #[serde(default = "default_reorder_delay")]
+    pub reorder_delay: Duration,
+    /// Probability one bit of the frame (after the Ethernet header) is flipped.
+    #[serde(default)]
+    pub corrupt: f64,
+}
+
+fn default_reorder_delay() -> Duration {
+    Duration(20_000_000)
+}
+
+/// What the hosts do: exactly one workload per scenario.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkloadConfig {
+    /// One TCP connection moving a byte count, or for a duration.
+    Bulk(BulkConfig),
+    /// TCP transactions: a request, then a response, one at a time.
+    RequestResponse(RrConfig),
+}
+
+/// A bulk TCP transfer.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BulkConfig {
+    /// Sending host.
+    pub from: String,
+    /// Receiving host.
+    pub to: String,
+    /// Bytes to send (give this or `duration`).
+    #[serde(default)]
+    pub bytes: Option<Size>,
+    /// Send for this long, then close (give this or `bytes`).
+    #[serde(default)]
+    pub duration: Option<Duration>,
+    /// Bytes handed to the socket per write call.
+    #[serde(default = "default_write_size")]
+    pub write_size: Size,
+    /// Receiver's TCP port.
+    #[serde(default = "default_port")]
+    pub port: u16,
+}
+
+fn default_write_size() -> Size {
+    Size(64 * 1024)
+}
+fn default_port() -> u16 {
+    5001
+}
+
+/// A request/response exchange over one TCP connection.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RrConfig {
+    /// Host sending requests.
+    pub client: String,
+    /// Host answering them.
+    pub server: String,
+    /// Request size.
+    #[serde(default = "one_byte")]
+    pub request: Size,
+    /// Response size.
+    #[serde(default = "one_byte")]
+    pub response: Size,
+    /// Number of transactions.
+    #[serde(default = "default_transactions")]
+    pub transactions: u64,
+    /// Server's TCP port.
+    #[serde(default = "default_port")]
+    pub port: u16,
+}
+
+fn one_byte() -> Size {
+    Size(1)
+}
+fn default_transactions() -> u64 {
+    1000
+}
+
+/// Limits of a run.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Simulated-time limit; a workload not finished by then fails the run.
+    #[serde(default = "default_time_limit")]
+    pub time_limit: Duration,
+}
+
+fn default_time_limit() -> Duration {
+    Duration(60 * 1_000_000_000_000)
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { time_limit: default_time_limit() }
+    }
+}
+
+impl HostConfig {
+    /// The host's address and prefix length (after validation this cannot fail).
+    pub fn address(&self, index: usize) -> Result<(Ipv4Addr, u8), String> {
+        match &self.ip {
+            None => Ok((Ipv4Addr::new(10, 0, 0, (index + 1) as u8), 24)),
+            Some(text) => {
+                let (addr, prefix) = match text.split_once('/') {
+                    Some((a, p)) => (a, p.parse::<u8>().map_err(|_| format!("bad prefix length in \"{text}\""))?),
+                    None => (text.as_str(), 24),
+                };
+                let addr: Ipv4Addr = addr.parse().map_err(|_| format!("\"{text}\" is not an IPv4 address"))?;
+                if !(8..=30).contains(&prefix) {
+                    return Err(format!("prefix length must be 8 to 30, got {prefix}"));
+                }
+                Ok((addr, prefix))
+            }
+        }
+    }
+}
+
+/// Parse TOML text into a scenario, reporting the field path of any error.
+pub fn parse(text: &str) -> Result<Scenario, ConfigError> {
+    let de = toml::Deserializer::new(text);
+    let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let reason = inner.message().to_string();
+        let path = if path == "." { String::new() } else { path };
+        match inner.span() {
+            Some(span) if path.is_empty() => {
+                let line = text[..span.start.min(text.len())].lines().count().max(1);
+                ConfigError::new("", format!("line {line}: {reason}"))
+            }
+            _ => ConfigError::new(path, reason),
+        }
+    })?;
+    validate(&scenario)?;
+    Ok(scenario)
+}

@@ -1,1 +1,270 @@
-//! placeholder
+//! A simulated host: one smoltcp [`Interface`] on a simulated
+//! [`phy::Device`], its sockets, and the knobs of its TCP/UDP stack.
+//!
+//! For now every host is *ideal*: the stack costs no simulated time, so a
+//! frame handed to the device is on the link's queue at the instant the
+//! stack produced it. The seam for the timing models (CPU, memory, bus, NIC)
+//! is [`SimDevice`]: frames cross it in both directions, and the simulation
+//! decides when they move. Checksums are computed and verified in software
+//! (smoltcp's default), so every frame on the wire is valid.
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+
+use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
+use smoltcp::phy::{self, DeviceCapabilities, Medium};
+use smoltcp::socket::{tcp, udp};
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Cidr};
+
+use crate::config::{CongestionControl, DelayedAck, HostConfig};
+use crate::engine::rng::component_u64;
+use crate::engine::Time;
+
+thread_local! {
+    /// The simulated time in milliseconds, read by the TCP timestamp
+    /// generator (smoltcp takes a plain `fn() -> u32`, not a closure).
+    static TSVAL_CLOCK: Cell<u32> = const { Cell::new(0) };
+}
+
+/// RFC 7323 TSval: a 1 kHz clock (like Linux's `tcp_time_stamp`) that starts at 1.
+fn tsval() -> u32 {
+    TSVAL_CLOCK.with(Cell::get)
+}
+
+fn set_tsval_clock(now: Time) {
+    TSVAL_CLOCK.with(|c| c.set((now.ps() / crate::engine::time::PS_PER_MS) as u32 + 1));
+}
+
+/// The simulated network device under smoltcp: frames queue here between
+/// the stack and the link.
+#[derive(Debug, Default)]
+pub struct SimDevice {
+    /// Ethernet MTU (IP MTU + 14-byte header) advertised to smoltcp.
+    mtu: usize,
+    /// Frames received from the wire, waiting for the stack.
+    pub rx: VecDeque<Vec<u8>>,
+    /// Frames the stack emitted during the current poll.
+    pub tx: Vec<Vec<u8>>,
+    /// Frames the stack may still emit in this poll (the link's free queue slots).
+    pub tx_credit: usize,
+    /// Set when the stack wanted to send but had no credit.
+    pub tx_blocked: bool,
+}
+
+/// Receive token: owns one frame.
+pub struct RxToken(Vec<u8>);
+
+/// Transmit token: appends one frame to the device's outbox.
+pub struct TxToken<'a> {
+    tx: &'a mut Vec<Vec<u8>>,
+}
+
+impl phy::RxToken for RxToken {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        f(&self.0)
+    }
+}
+
+impl phy::TxToken for TxToken<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let mut frame = vec![0u8; len];
+        let r = f(&mut frame);
+        self.tx.push(frame);
+        r
+    }
+}
+
+impl phy::Device for SimDevice {
+    type RxToken<'a> = RxToken;
+    type TxToken<'a> = TxToken<'a>;
+
+    fn receive(&mut self, _now: smoltcp::time::Instant) -> Option<(RxToken, TxToken<'_>)> {
+        // A reply sent from the receive path (ARP, RST) bypasses the credit
+        // check; if the queue is full the link counts it as a drop.
+        let frame = self.rx.pop_front()?;
+        Some((RxToken(frame), TxToken { tx: &mut self.tx }))
+    }
+
+    fn transmit(&mut self, _now: smoltcp::time::Instant) -> Option<TxToken<'_>> {
+        if self.tx_credit == 0 {
+            self.tx_blocked = true;
+            return None;
+        }
+        self.tx_credit -= 1;
+        Some(TxToken { tx: &mut self.tx })
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut caps = DeviceCapabilities::default();
+        caps.medium = Medium::Ethernet;
+        caps.max_transmission_unit = self.mtu;
+        caps
+    }
+}
+
+/// Per-host counters.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct HostStats {
+    /// Frames the stack emitted.
+    pub tx_frames: u64,
+    /// Frames handed to the stack.
+    pub rx_frames: u64,
+    /// Stack polls.
+    pub polls: u64,
+}
+
+/// One host: stack, sockets, device.
+pub struct Host {
+    /// Name from the scenario.
+    pub name: String,
+    /// IPv4 address.
+    pub ip: Ipv4Addr,
+    /// MAC address (locally administered, 02:00:00:00:00:index+1).
+    pub mac: EthernetAddress,
+    /// The smoltcp interface.
+    pub iface: Interface,
+    /// Its sockets.
+    pub sockets: SocketSet<'static>,
+    /// The simulated device.
+    pub dev: SimDevice,
+    cfg: HostConfig,
+    /// TCP sockets and the quick-ACK segments each has left.
+    tcp_sockets: Vec<(SocketHandle, u32)>,
+    /// Counters.
+    pub stats: HostStats,
+}
+
+impl Host {
+    /// Build host `index` of a validated scenario on a link with IP MTU `mtu`.
+    pub fn new(cfg: &HostConfig, index: usize, link_mtu: usize, seed: u64) -> Host {
+        let (ip, prefix) = cfg.address(index).expect("validated scenario");
+        let mac = EthernetAddress([0x02, 0, 0, 0, (index >> 8) as u8, index as u8 + 1]);
+        let ip_mtu = match cfg.tcp.mss {
+            Some(mss) => link_mtu.min(mss.0 as usize + 40),
+            None => link_mtu,
+        };
+        let mut dev = SimDevice { mtu: ip_mtu + crate::link::ETH_HEADER as usize, ..Default::default() };
+        let mut config = Config::new(HardwareAddress::Ethernet(mac));
+        config.random_seed = component_u64(seed, &format!("hosts.{}/stack", cfg.name));
+        let mut iface = Interface::new(config, &mut dev, Time::ZERO.to_smoltcp());
+        iface.update_ip_addrs(|addrs| {
+            addrs.push(IpCidr::Ipv4(Ipv4Cidr::new(ip, prefix))).expect("one address fits");
+        });
+        Host {
+            name: cfg.name.clone(),
+            ip,
+            mac,
+            iface,
+            sockets: SocketSet::new(Vec::new()),
+            dev,
+            cfg: cfg.clone(),
+            tcp_sockets: Vec::new(),
+            stats: HostStats::default(),
+        }
+    }
+
+    /// Add a TCP socket configured from the host's `tcp` knobs.
+    pub fn add_tcp_socket(&mut self) -> SocketHandle {
+        let t = &self.cfg.tcp;
+        let rx = tcp::SocketBuffer::new(vec![0u8; t.rx_buffer.0 as usize]);
+        let tx = tcp::SocketBuffer::new(vec![0u8; t.tx_buffer.0 as usize]);
+        let mut s = tcp::Socket::new(rx, tx);
+        s.set_nagle_enabled(t.nagle);
+        s.set_ack_delay(match t.delayed_ack {
+            DelayedAck::Off => None,
+            DelayedAck::Delay(d) => Some(d.dur().to_smoltcp()),
+        });
+        s.set_congestion_control(match t.congestion_control {
+            CongestionControl::None => tcp::CongestionControl::None,
+            CongestionControl::Reno => tcp::CongestionControl::Reno,
+            CongestionControl::Cubic => tcp::CongestionControl::Cubic,
+        });
+        if t.timestamps {
+            s.set_tsval_generator(Some(tsval));
+        }
+        let handle = self.sockets.add(s);
+        self.tcp_sockets.push((handle, t.quickack_segments));
+        handle
+    }
+
+    /// Add a UDP socket sized from the host's `udp` knobs.
+    pub fn add_udp_socket(&mut self) -> SocketHandle {
+        let u = &self.cfg.udp;
+        let meta = |bytes: u64| vec![udp::PacketMetadata::EMPTY; (bytes as usize / 64).max(16)];
+        let rx = udp::PacketBuffer::new(meta(u.rx_buffer.0), vec![0u8; u.rx_buffer.0 as usize]);
+        let tx = udp::PacketBuffer::new(meta(u.tx_buffer.0), vec![0u8; u.tx_buffer.0 as usize]);
+        self.sockets.add(udp::Socket::new(rx, tx))
+    }
+
+    /// Run the stack at `now` (ingress, then egress) with `credit` frames of
+    /// transmit room. Emitted frames are left in `self.dev.tx`.
+    pub fn poll(&mut self, now: Time, credit: usize) {
+        set_tsval_clock(now);
+        self.stats.polls += 1;
+        self.stats.rx_frames += self.dev.rx.len() as u64;
+        self.dev.tx_credit = credit;
+        self.dev.tx_blocked = false;
+        self.quickack();
+        self.iface.poll(now.to_smoltcp(), &mut self.dev, &mut self.sockets);
+        self.stats.tx_frames += self.dev.tx.len() as u64;
+    }
+
+    /// Linux's quick-ACK mode at connection start (`tcp_incr_quickack` on the
+    /// first data received): while a socket has quick ACKs left, this poll
+    /// ACKs at once; the data segments waiting for it use them up. smoltcp
+    /// alone would hold the ACK of a lone first segment for the full
+    /// delayed-ACK time, because its Reno starts with a window of one segment.
+    fn quickack(&mut self) {
+        let delay = match self.cfg.tcp.delayed_ack {
+            DelayedAck::Off => return,
+            DelayedAck::Delay(d) => Some(d.dur().to_smoltcp()),
+        };
+        for (handle, left) in &mut self.tcp_sockets {
+            let sock = self.sockets.get_mut::<tcp::Socket>(*handle);
+            if *left == 0 {
+                if sock.ack_delay() != delay {
+                    sock.set_ack_delay(delay);
+                }
+                continue;
+            }
+            let Some(local) = sock.local_endpoint() else {
+                continue;
+            };
+            let arriving = self.dev.rx.iter().filter(|f| is_tcp_data_to(f, local.port)).count() as u32;
+            sock.set_ack_delay(None);
+            *left = left.saturating_sub(arriving);
+        }
+    }
+
+    /// When the stack next needs a poll, as smoltcp reports it.
+    pub fn poll_at(&mut self, now: Time) -> Option<Time> {
+        self.iface.poll_at(now.to_smoltcp(), &self.sockets).map(Time::from_smoltcp)
+    }
+
+    /// Prepare a socket operation at `now` (sets the timestamp clock).
+    pub fn enter(&mut self, now: Time) {
+        set_tsval_clock(now);
+    }
+}
+
+/// Whether `frame` is an IPv4 TCP segment with payload for local port `port`.
+fn is_tcp_data_to(frame: &[u8], port: u16) -> bool {
+    use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, TcpPacket};
+    let Ok(eth) = EthernetFrame::new_checked(frame) else {
+        return false;
+    };
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return false;
+    }
+    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else {
+        return false;
+    };
+    if ip.next_header() != IpProtocol::Tcp {
+        return false;
+    }
+    let Ok(tcp) = TcpPacket::new_checked(ip.payload()) else {
+        return false;
+    };
+    tcp.dst_port() == port && !tcp.payload().is_empty()
+}

@@ -1,1 +1,8 @@
-//! placeholder
+//! Probes: measurement that watches the simulation without changing it.
+//!
+//! * [`pcap::Trace`] — one pcap per link, nanosecond timestamps.
+//! * [`wire::TcpMonitor`] — per-flow TCP analysis of frames as they go on
+//!   the wire (data segments, retransmissions), like tshark's analysis.
+
+pub mod pcap;
+pub mod wire;

@@ -1,0 +1,198 @@
+//! Second pass over a parsed scenario: ranges and combinations, each error
+//! naming the field path.
+
+use std::collections::BTreeMap;
+
+use super::{Scenario, WorkloadConfig};
+use crate::error::ConfigError;
+
+const MIN_RATE: u64 = 10_000_000;
+const MAX_RATE: u64 = 400_000_000_000;
+const MIN_MTU: u64 = 576;
+const MAX_MTU: u64 = 9000;
+const MAX_BUFFER: u64 = 1 << 30; // the largest window TCP window scaling can express
+const MIN_BUFFER: u64 = 1024;
+
+fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError::new(path, reason))
+}
+
+fn probability(path: String, p: f64) -> Result<(), ConfigError> {
+    if !(0.0..=1.0).contains(&p) {
+        return err(path, format!("must be a probability between 0 and 1, got {p}"));
+    }
+    Ok(())
+}
+
+/// Check ranges and combinations of a parsed scenario.
+pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
+    if s.hosts.len() < 2 {
+        return err("hosts", format!("need at least two hosts, got {}", s.hosts.len()));
+    }
+    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut addrs = BTreeMap::new();
+    for (i, h) in s.hosts.iter().enumerate() {
+        let ok = !h.name.is_empty() && h.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            return err(format!("hosts[{i}].name"), format!("must be letters, digits, '-' or '_', got \"{}\"", h.name));
+        }
+        if let Some(first) = names.insert(&h.name, i) {
+            return err(
+                format!("hosts[{i}].name"),
+                format!("duplicate host name \"{}\" (also hosts[{first}])", h.name),
+            );
+        }
+        let (addr, _) = h.address(i).map_err(|r| ConfigError::new(format!("hosts[{i}].ip"), r))?;
+        if addr.is_unspecified() || addr.is_broadcast() || addr.is_multicast() || addr.is_loopback() {
+            return err(format!("hosts[{i}].ip"), format!("{addr} is not a unicast host address"));
+        }
+        if let Some(first) = addrs.insert(addr, i) {
+            return err(format!("hosts[{i}].ip"), format!("address {addr} is already used by hosts[{first}]"));
+        }
+        let tcp = &h.tcp;
+        for (field, size) in [("rx_buffer", tcp.rx_buffer), ("tx_buffer", tcp.tx_buffer)] {
+            if !(MIN_BUFFER..=MAX_BUFFER).contains(&size.0) {
+                return err(format!("hosts[{i}].tcp.{field}"), format!("must be 1KiB to 1GiB, got {size}"));
+            }
+        }
+        for (field, size) in [("rx_buffer", h.udp.rx_buffer), ("tx_buffer", h.udp.tx_buffer)] {
+            if !(MIN_BUFFER..=MAX_BUFFER).contains(&size.0) {
+                return err(format!("hosts[{i}].udp.{field}"), format!("must be 1KiB to 1GiB, got {size}"));
+            }
+        }
+        if let Some(mss) = tcp.mss {
+            if !(536..=MAX_MTU - 40).contains(&mss.0) {
+                return err(format!("hosts[{i}].tcp.mss"), format!("must be 536B to 8960B, got {mss}"));
+            }
+        }
+    }
+
+    let mut link_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, l) in s.links.iter().enumerate() {
+        for (e, name) in l.endpoints.iter().enumerate() {
+            let Some(&h) = names.get(name.as_str()) else {
+                return err(format!("links[{i}].endpoints[{e}]"), format!("no host named \"{name}\""));
+            };
+            if let Some(other) = link_of.insert(name, i) {
+                return err(
+                    format!("links[{i}].endpoints[{e}]"),
+                    format!("host \"{name}\" is already on links[{other}]; a host has one NIC until switches exist"),
+                );
+            }
+            if let Some(mss) = s.hosts[h].tcp.mss {
+                if mss.0 + 40 > l.mtu.0 {
+                    return err(
+                        format!("hosts[{h}].tcp.mss"),
+                        format!("{mss} + 40 B of headers exceeds links[{i}].mtu = {}", l.mtu),
+                    );
+                }
+            }
+        }
+        if l.endpoints[0] == l.endpoints[1] {
+            return err(format!("links[{i}].endpoints"), "a link must join two different hosts");
+        }
+        if !(MIN_RATE..=MAX_RATE).contains(&l.rate.0) {
+            return err(format!("links[{i}].rate"), format!("must be 10Mbps to 400Gbps, got {}", l.rate));
+        }
+        if !(MIN_MTU..=MAX_MTU).contains(&l.mtu.0) {
+            return err(format!("links[{i}].mtu"), format!("must be 576B to 9000B, got {}", l.mtu));
+        }
+        if l.mtu.0 > 1500 && l.rate.0 < 1_000_000_000 {
+            return err(
+                format!("links[{i}].mtu"),
+                format!("jumbo frames ({}) need a rate of at least 1Gbps, got {}", l.mtu, l.rate),
+            );
+        }
+        if !(1..=1_000_000).contains(&l.queue) {
+            return err(format!("links[{i}].queue"), format!("must be 1 to 1000000 frames, got {}", l.queue));
+        }
+        let imp = &l.impairments;
+        let p = |f: &str| format!("links[{i}].impairments.{f}");
+        probability(p("loss"), imp.loss)?;
+        probability(p("duplicate"), imp.duplicate)?;
+        probability(p("reorder"), imp.reorder)?;
+        probability(p("corrupt"), imp.corrupt)?;
+        if imp.reorder > 0.0 && imp.reorder_delay.0 == 0 {
+            return err(p("reorder_delay"), "must be above zero when reorder > 0, or no frame is ever reordered");
+        }
+        let (a, b) = (names[l.endpoints[0].as_str()], names[l.endpoints[1].as_str()]);
+        let ((ia, pa), (ib, _)) = (s.hosts[a].address(a).expect("checked"), s.hosts[b].address(b).expect("checked"));
+        let mask = u32::MAX << (32 - pa);
+        if u32::from(ia) & mask != u32::from(ib) & mask {
+            return err(
+                format!("hosts[{b}].ip"),
+                format!("{ib} is not in the subnet of hosts[{a}] ({ia}/{pa}); there is no router"),
+            );
+        }
+    }
+    for (i, h) in s.hosts.iter().enumerate() {
+        if !link_of.contains_key(h.name.as_str()) {
+            return err(format!("hosts[{i}]"), format!("host \"{}\" is on no link", h.name));
+        }
+    }
+
+    let connected = |a: &str, b: &str| link_of.get(a).is_some() && link_of.get(a) == link_of.get(b);
+    let endpoint = |field: &str, name: &str| -> Result<(), ConfigError> {
+        if names.contains_key(name) {
+            Ok(())
+        } else {
+            err(format!("workload.{field}"), format!("no host named \"{name}\""))
+        }
+    };
+    match &s.workload {
+        WorkloadConfig::Bulk(b) => {
+            endpoint("bulk.from", &b.from)?;
+            endpoint("bulk.to", &b.to)?;
+            if b.from == b.to {
+                return err("workload.bulk.to", "sender and receiver must be different hosts");
+            }
+            if !connected(&b.from, &b.to) {
+                return err("workload.bulk.to", format!("\"{}\" and \"{}\" share no link", b.from, b.to));
+            }
+            match (b.bytes, b.duration) {
+                (Some(_), Some(_)) => return err("workload.bulk", "give either bytes or duration, not both"),
+                (None, None) => return err("workload.bulk", "give bytes or duration"),
+                (Some(n), None) if n.0 == 0 => return err("workload.bulk.bytes", "must be above zero"),
+                (None, Some(d)) if d.0 == 0 => return err("workload.bulk.duration", "must be above zero"),
+                _ => {}
+            }
+            if !(1..=MAX_BUFFER).contains(&b.write_size.0) {
+                return err("workload.bulk.write_size", format!("must be 1B to 1GiB, got {}", b.write_size));
+            }
+            if b.port == 0 {
+                return err("workload.bulk.port", "must be 1 to 65535");
+            }
+        }
+        WorkloadConfig::RequestResponse(r) => {
+            endpoint("request_response.client", &r.client)?;
+            endpoint("request_response.server", &r.server)?;
+            if r.client == r.server {
+                return err("workload.request_response.server", "client and server must be different hosts");
+            }
+            if !connected(&r.client, &r.server) {
+                return err(
+                    "workload.request_response.server",
+                    format!("\"{}\" and \"{}\" share no link", r.client, r.server),
+                );
+            }
+            for (field, size) in [("request", r.request), ("response", r.response)] {
+                if !(1..=MAX_BUFFER).contains(&size.0) {
+                    return err(
+                        format!("workload.request_response.{field}"),
+                        format!("must be 1B to 1GiB, got {size}"),
+                    );
+                }
+            }
+            if r.transactions == 0 {
+                return err("workload.request_response.transactions", "must be at least 1");
+            }
+            if r.port == 0 {
+                return err("workload.request_response.port", "must be 1 to 65535");
+            }
+        }
+    }
+    if s.run.time_limit.0 == 0 {
+        return err("run.time_limit", "must be above zero");
+    }
+    Ok(())
+}
