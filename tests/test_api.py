@@ -83,23 +83,22 @@ def test_seed_overrides_the_scenario(bulk_scenario: Path) -> None:
 
 
 def test_run_releases_the_gil(bulk_scenario: Path) -> None:
-    """Another Python thread keeps running while the simulation does."""
-    done = threading.Event()
-    ticks = 0
+    """Another Python thread keeps running while the native run does."""
+    text = bulk_scenario.read_text(encoding="utf-8")
+    inside: list[float] = []
 
     def simulate() -> None:
-        nicsim.run(bulk_scenario)
-        done.set()
+        inside.append(time.perf_counter())
+        _core.run_scenario(text)
+        inside.append(time.perf_counter())
 
     worker = threading.Thread(target=simulate)
-    started = time.perf_counter()
+    ticks: list[float] = []
     worker.start()
-    while not done.is_set():
-        ticks += 1
+    while worker.is_alive():
+        ticks.append(time.perf_counter())
         time.sleep(0.001)
     worker.join()
-    elapsed = time.perf_counter() - started
-    if elapsed < 0.1:
-        pytest.skip(f"the run took only {elapsed:.3f} s, too short to tell")
-    # With the GIL held for the whole run this loop would barely advance.
-    assert ticks >= 20
+    start, end = inside
+    # With the GIL held for the whole run, this thread could not tick in between.
+    assert sum(start < t < end for t in ticks) >= 10, f"run took {end - start:.3f} s"

@@ -46,7 +46,7 @@ def test_run_prints_summary_and_writes_default_results(bulk_scenario: Path, tmp_
     for field in ("gbe-mtu1500-bulk", "goodput", "Mbit/s", "Ethernet ceiling", "verified", "yes"):
         assert field in done.stdout
     out = tmp_path / "results" / "gbe-mtu1500-bulk"
-    assert f"results: {Path('results') / 'gbe-mtu1500-bulk' / 'result.json'}" in done.stdout
+    assert f"results written to {Path('results') / 'gbe-mtu1500-bulk'}: " in done.stdout
     assert json.loads((out / "result.json").read_text())["summary"]["verified"] is True
     assert (out / "summary.csv").is_file()
     assert (out / "links.csv").is_file()

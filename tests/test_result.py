@@ -100,3 +100,9 @@ def test_missing_or_null_fields_never_break_tables(dropped: set[str], nulled: se
     assert len(result.links_table()) == (0 if "links" in dropped else 2)
     assert isinstance(result.name, str)
     assert isinstance(repr(result), str)
+
+
+def test_pcaps_are_named_inside_the_pcap_dir(tmp_path: Path) -> None:
+    text = json.dumps({**REPORT, "pcaps": ["link0-a-b.pcap"]})
+    assert Result(text, tmp_path).pcaps == [tmp_path / "link0-a-b.pcap"]
+    assert Result(text).pcaps == [Path("link0-a-b.pcap")]

@@ -42,14 +42,13 @@ def run(
 ) -> Result:
     """Run a scenario and return its result.
 
-    ``seed`` overrides the scenario's seed; ``pcap`` is a directory that gets
-    one pcap file per link (created if needed); ``out`` is a directory the result files are
-    written to (see :meth:`Result.write`). The GIL is released during the run.
+    ``seed`` overrides the scenario's seed; ``pcap`` is a directory (created
+    if needed) that gets one pcap file per link; ``out`` is a directory the
+    result files are written to (see :meth:`Result.write`). The GIL is
+    released during the run.
     """
     text, source = read_scenario(scenario)
-    if pcap is not None:
-        Path(pcap).mkdir(parents=True, exist_ok=True)
-    result = Result(_core.run_scenario(text, source, seed, pcap))
+    result = Result(_core.run_scenario(text, source, seed, pcap), pcap)
     if out is not None:
         result.write(out)
     return result

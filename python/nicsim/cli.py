@@ -72,11 +72,10 @@ def run(scenario: Path, seed: int | None, pcap: Path | None, out: Path | None) -
     except OSError as e:
         _fail(f"cannot write results: {e}", EXIT_FAILED)
 
-    console = Console()
-    console.print(_summary_table(result, wall_s))
-    console.print(Text(f"results: {', '.join(str(p) for p in written)}"))
-    if result.pcaps:
-        console.print(Text(f"pcaps: {', '.join(result.pcaps)}"))
+    Console().print(_summary_table(result, wall_s))
+    click.echo(f"results written to {out_dir}: {', '.join(p.name for p in written)}")
+    for pcap in result.pcaps:
+        click.echo(f"pcap written: {pcap}")
 
 
 @main.command()
@@ -114,15 +113,22 @@ def _summary_table(result: Result, wall_s: float) -> Table:
         table.add_row(field, Text(value))
 
     scenario = result.data.get("scenario") or {}
-    row("scenario", f"{result.name} ({scenario.get('source')})")
+    row("scenario", result.name)
+    row("file", str(scenario.get("source")))
     row("workload", result.workload)
     row("seed", str(result.seed))
-    row("goodput", _goodput(s.get("goodput_bps"), s.get("ceiling_bps")))
+    goodput, ceiling = s.get("goodput_bps"), s.get("ceiling_bps")
+    row("goodput", "n/a" if goodput is None else _mbps(goodput))
+    if goodput is not None and ceiling:
+        share = 100 * goodput / ceiling
+        row("of ceiling", f"{share:.2f} % of the {_mbps(ceiling)} Ethernet ceiling")
     row("payload", _count(s.get("payload_bytes"), "B"))
     row("duration", _seconds(s.get("duration_s")))
     row("simulated time", _seconds(s.get("sim_time_s")))
     row("frames", _count(s.get("frames")))
     row("drops", _count(s.get("drops")))
+    if s.get("lost") is not None:
+        row("lost", _count(s.get("lost")))
     row("retransmissions", _count(s.get("retransmissions")))
     verified = s.get("verified")
     row("verified", "n/a" if verified is None else ("yes" if verified else "no"))
@@ -132,20 +138,14 @@ def _summary_table(result: Result, wall_s: float) -> Table:
         row("transaction rate", "n/a" if rate is None else f"{rate:,.1f} /s")
         row("mean latency", _seconds(s.get("mean_latency_s")))
     row("wall-clock time", f"{wall_s:.3f} s")
-    frames = s.get("frames")
-    if frames is not None and wall_s > 0:
-        row("simulation speed", f"{frames / wall_s:,.0f} frames per wall-clock second")
+    segments = s.get("data_segments")
+    if segments is not None and wall_s > 0:
+        row("simulation speed", f"{segments / wall_s:,.0f} data segments per wall-clock second")
     return table
 
 
-def _goodput(bps: Any, ceiling_bps: Any) -> str:
-    if bps is None:
-        return "n/a"
-    text = f"{bps / 1e6:,.2f} Mbit/s"
-    if ceiling_bps:
-        share = 100 * bps / ceiling_bps
-        text += f" ({share:.2f} % of the {ceiling_bps / 1e6:,.2f} Mbit/s Ethernet ceiling)"
-    return text
+def _mbps(bps: float) -> str:
+    return f"{bps / 1e6:,.2f} Mbit/s"
 
 
 def _count(value: Any, unit: str = "") -> str:

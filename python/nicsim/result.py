@@ -16,12 +16,14 @@ class Result:
 
     ``json`` is the report exactly as the core produced it (byte-identical for
     the same scenario and seed); ``data`` is that report parsed. Optional
-    fields may be missing or ``None``.
+    fields may be missing or ``None``. ``pcap_dir`` is where the run wrote its
+    pcap files, if it was asked to.
     """
 
-    def __init__(self, json_text: str) -> None:
+    def __init__(self, json_text: str, pcap_dir: str | os.PathLike[str] | None = None) -> None:
         self.json: str = json_text
         self.data: dict[str, Any] = json.loads(json_text)
+        self.pcap_dir: Path | None = None if pcap_dir is None else Path(pcap_dir)
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -48,9 +50,11 @@ class Result:
         return str(workload.get("kind") or "")
 
     @property
-    def pcaps(self) -> list[str]:
-        """The pcap files the run wrote, if it was asked to."""
-        return [str(p) for p in self.data.get("pcaps") or []]
+    def pcaps(self) -> list[Path]:
+        """The pcap files the run wrote (one per link), if it was asked to."""
+        names = self.data.get("pcaps") or []
+        folder = self.pcap_dir if self.pcap_dir is not None else Path()
+        return [folder / name for name in names]
 
     def table(self) -> pd.DataFrame:
         """One row: scenario, workload, seed, nicsim version and the summary."""
