@@ -83,3 +83,29 @@ def test_another_seed_still_verifies(bulk_scenario: Path, tmp_path: Path) -> Non
     result = json.loads(files["out/result.json"])
     assert result["seed"] == 7
     assert result["summary"]["verified"] is True
+
+
+REQUEST_RESPONSE = """
+name = "rr"
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[links]]
+endpoints = ["a", "b"]
+[workload.request_response]
+client = "a"
+server = "b"
+transactions = 100
+"""
+
+
+def test_request_response_shows_transactions(tmp_path: Path) -> None:
+    scenario = tmp_path / "rr.toml"
+    scenario.write_text(REQUEST_RESPONSE, encoding="utf-8")
+    done = run_cli("run", scenario, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for field in ("transactions", "100", "transaction rate", "mean latency", "p50 / p99 latency"):
+        assert field in done.stdout
+    summary = json.loads((tmp_path / "results" / "rr" / "result.json").read_text())["summary"]
+    assert summary["transactions"] == 100

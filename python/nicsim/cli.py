@@ -137,6 +137,11 @@ def _summary_table(result: Result, wall_s: float) -> Table:
         rate = s.get("transaction_rate")
         row("transaction rate", "n/a" if rate is None else f"{rate:,.1f} /s")
         row("mean latency", _seconds(s.get("mean_latency_s")))
+        if s.get("p50_latency_s") is not None:
+            row(
+                "p50 / p99 latency",
+                f"{_seconds(s['p50_latency_s'])} / {_seconds(s.get('p99_latency_s'))}",
+            )
     row("wall-clock time", f"{wall_s:.3f} s")
     segments = s.get("data_segments")
     if segments is not None and wall_s > 0:
