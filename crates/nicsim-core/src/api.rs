@@ -150,6 +150,14 @@ pub fn resolve_toml(text: &str, _source: &str) -> Result<String, Error> {
     Ok(serde_json::to_string_pretty(&scenario).expect("a scenario always serialises"))
 }
 
+/// `length` bytes of pattern stream `stream` of a run seeded with `seed`,
+/// from `offset`: exactly what that stream's sender wrote.
+pub fn pattern_bytes(seed: u64, stream: u64, offset: u64, length: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; length];
+    crate::workload::pattern::Pattern::new(seed, stream).fill(offset, &mut buf);
+    buf
+}
+
 /// Run a validated scenario.
 pub fn run_scenario(s: &Scenario, opts: &RunOptions) -> Result<Report, Error> {
     let seed = opts.seed.unwrap_or(s.seed);

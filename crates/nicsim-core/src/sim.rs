@@ -15,7 +15,7 @@ use std::path::Path;
 
 use crate::config::Scenario;
 use crate::engine::rng::component_rng;
-use crate::engine::{Dur, EventKey, Priority, Scheduler, Time};
+use crate::engine::{Dur, Priority, Scheduler, Time};
 use crate::error::Error;
 use crate::host::Host;
 use crate::link::Channel;
@@ -64,7 +64,8 @@ pub struct Sim {
     pub links: Vec<Link>,
     /// Application per host.
     pub apps: Vec<App>,
-    polls: Vec<Option<(Time, EventKey)>>,
+    /// Times at which a poll of each host is already scheduled (a few at most).
+    polls: Vec<Vec<Time>>,
     /// When the workload finished, if it did.
     pub finished_at: Option<Time>,
     /// The seed of this run.
@@ -115,8 +116,16 @@ impl Sim {
         }
         let apps = workload::install(&s.workload, &mut hosts, seed);
         let n = hosts.len();
-        let mut sim =
-            Sim { sched: Scheduler::new(), hosts, ports, links, apps, polls: vec![None; n], finished_at: None, seed };
+        let mut sim = Sim {
+            sched: Scheduler::new(),
+            hosts,
+            ports,
+            links,
+            apps,
+            polls: vec![Vec::new(); n],
+            finished_at: None,
+            seed,
+        };
         for h in 0..n {
             sim.request_poll(h, Time::ZERO);
         }
@@ -154,7 +163,7 @@ impl Sim {
     fn dispatch(&mut self, now: Time, ev: Event) -> Result<(), Error> {
         match ev {
             Event::Poll(h) => {
-                self.polls[h] = None;
+                self.polls[h].retain(|&t| t != now);
                 self.step_host(h, now)
             }
             Event::Arrive(h, frame) => {
@@ -229,15 +238,17 @@ impl Sim {
     }
 
     /// Make sure host `h` is polled no later than `at`.
+    ///
+    /// Polls are never cancelled: a later poll that is no longer needed (the
+    /// stack's retransmission deadline moved on) runs, finds nothing due and
+    /// reschedules itself. That costs one idle poll per deadline instead of
+    /// leaving a cancelled heap entry behind for every received frame.
     fn request_poll(&mut self, h: usize, at: Time) {
-        if let Some((t, key)) = self.polls[h] {
-            if t <= at {
-                return;
-            }
-            self.sched.cancel(key);
+        if self.polls[h].iter().any(|&t| t <= at) {
+            return;
         }
-        let key = self.sched.at(at, Priority::SOFTWARE, Event::Poll(h));
-        self.polls[h] = Some((at, key));
+        self.sched.at(at, Priority::SOFTWARE, Event::Poll(h));
+        self.polls[h].push(at);
     }
 
     /// Flush and close the traces; returns their paths.

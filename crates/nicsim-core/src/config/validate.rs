@@ -131,7 +131,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
         }
     }
 
-    let connected = |a: &str, b: &str| link_of.get(a).is_some() && link_of.get(a) == link_of.get(b);
+    let connected = |a: &str, b: &str| link_of.contains_key(a) && link_of.get(a) == link_of.get(b);
     let endpoint = |field: &str, name: &str| -> Result<(), ConfigError> {
         if names.contains_key(name) {
             Ok(())

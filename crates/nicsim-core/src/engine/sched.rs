@@ -128,6 +128,9 @@ impl<E> Scheduler<E> {
     }
 
     fn skip_cancelled(&mut self) {
+        if self.cancelled.is_empty() {
+            return;
+        }
         while let Some(Reverse(top)) = self.heap.peek() {
             if self.cancelled.remove(&top.key.2) {
                 self.heap.pop();

@@ -3,15 +3,17 @@
 //!
 //! * **bulk** — one TCP connection; the sender writes a seeded byte pattern
 //!   (a byte count, or for a duration) and closes; the receiver checks every
-//!   byte against the pattern and hashes the stream (SHA-256).
+//!   byte against the pattern.
 //! * **request_response** — one TCP connection; the client writes a request,
 //!   waits for the whole response, and repeats; both directions are checked.
 //!
-//! Any byte that differs from the pattern fails the run with its offset.
+//! Any byte that differs from the pattern fails the run with its offset. A
+//! stream is therefore fully described by its pattern (seed, stream number)
+//! and length: `nicsim_core::api::pattern_bytes` regenerates it, e.g. to
+//! compare with what tshark reassembles from a trace.
 
 pub mod pattern;
 
-use sha2::{Digest, Sha256};
 use smoltcp::iface::SocketHandle;
 use smoltcp::socket::tcp;
 use smoltcp::wire::IpAddress;
@@ -33,20 +35,20 @@ pub struct FlowReport {
     pub to: String,
     /// Bytes delivered to the receiving application, all verified.
     pub bytes: u64,
-    /// SHA-256 of those bytes, hex.
-    pub sha256: String,
+    /// Pattern stream number (with the run's seed, regenerates the bytes).
+    pub stream: u64,
 }
 
-/// Checks an incoming stream against its pattern and hashes it.
+/// Checks an incoming stream against its pattern.
 struct Checker {
     pattern: Pattern,
+    stream: u64,
     received: u64,
-    hash: Sha256,
 }
 
 impl Checker {
-    fn new(pattern: Pattern) -> Self {
-        Checker { pattern, received: 0, hash: Sha256::new() }
+    fn new(seed: u64, stream: u64) -> Self {
+        Checker { pattern: Pattern::new(seed, stream), stream, received: 0 }
     }
 
     fn take(&mut self, data: &[u8]) -> Result<(), String> {
@@ -58,7 +60,6 @@ impl Checker {
                 data[i]
             ));
         }
-        self.hash.update(data);
         self.received += data.len() as u64;
         Ok(())
     }
@@ -83,12 +84,7 @@ impl Checker {
     }
 
     fn report(&self, from: &str, to: &str) -> FlowReport {
-        FlowReport {
-            from: from.into(),
-            to: to.into(),
-            bytes: self.received,
-            sha256: hex::encode(self.hash.clone().finalize()),
-        }
+        FlowReport { from: from.into(), to: to.into(), bytes: self.received, stream: self.stream }
     }
 }
 
@@ -219,7 +215,7 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
             });
             apps[rx] = App::BulkRx(BulkReceiver {
                 sock: listen,
-                check: Checker::new(pattern),
+                check: Checker::new(seed, 0),
                 total: bytes.map(|b| b.0),
                 last_byte: None,
                 done: false,
@@ -232,7 +228,7 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
             apps[c] = App::RrClient(RrClient {
                 sock: active,
                 out: up,
-                check: Checker::new(down),
+                check: Checker::new(seed, 1),
                 request: request.0,
                 response: response.0,
                 transactions: *transactions,
@@ -247,7 +243,7 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
             apps[s] = App::RrServer(RrServer {
                 sock: listen,
                 out: down,
-                check: Checker::new(up),
+                check: Checker::new(seed, 0),
                 request: request.0,
                 response: response.0,
                 sent: 0,

@@ -31,32 +31,47 @@ impl Pattern {
 
     /// Fill `buf` with the stream's bytes starting at `offset`.
     pub fn fill(&self, offset: u64, buf: &mut [u8]) {
-        let mut pos = 0;
-        let mut at = offset;
-        while pos < buf.len() {
-            let word = self.word(at / 8);
-            let skip = (at % 8) as usize;
-            let n = (8 - skip).min(buf.len() - pos);
-            buf[pos..pos + n].copy_from_slice(&word[skip..skip + n]);
-            pos += n;
-            at += n as u64;
+        // Unaligned head, then whole words, then the tail.
+        let head = ((8 - offset % 8) % 8).min(buf.len() as u64) as usize;
+        let (first, rest) = buf.split_at_mut(head);
+        if head > 0 {
+            let skip = (offset % 8) as usize;
+            first.copy_from_slice(&self.word(offset / 8)[skip..skip + head]);
+        }
+        let mut index = (offset + head as u64) / 8;
+        let mut words = rest.chunks_exact_mut(8);
+        for chunk in &mut words {
+            chunk.copy_from_slice(&self.word(index));
+            index += 1;
+        }
+        let tail = words.into_remainder();
+        if !tail.is_empty() {
+            let n = tail.len();
+            tail.copy_from_slice(&self.word(index)[..n]);
         }
     }
 
     /// The first position in `data` that differs from the stream at `offset`.
     pub fn first_mismatch(&self, offset: u64, data: &[u8]) -> Option<usize> {
-        let mut expected = [0u8; 4096];
-        let mut pos = 0;
-        while pos < data.len() {
-            let n = (data.len() - pos).min(expected.len());
-            self.fill(offset + pos as u64, &mut expected[..n]);
-            if expected[..n] != data[pos..pos + n] {
-                let i = (0..n).find(|&i| expected[i] != data[pos + i]).expect("slices differ");
-                return Some(pos + i);
-            }
-            pos += n;
+        let head = ((8 - offset % 8) % 8).min(data.len() as u64) as usize;
+        let check_bytes = |at: usize, len: usize| -> Option<usize> {
+            let pos = offset + at as u64;
+            let skip = (pos % 8) as usize;
+            let word = self.word(pos / 8);
+            (0..len).find(|&i| word[skip + i] != data[at + i]).map(|i| at + i)
+        };
+        if let Some(i) = check_bytes(0, head) {
+            return Some(i);
         }
-        None
+        let first_word = (offset + head as u64) / 8;
+        let mut words = data[head..].chunks_exact(8);
+        for (k, chunk) in (&mut words).enumerate() {
+            if chunk != self.word(first_word + k as u64) {
+                return check_bytes(head + 8 * k, 8);
+            }
+        }
+        let tail = words.remainder().len();
+        check_bytes(data.len() - tail, tail)
     }
 
     /// The expected byte at `offset` (for error messages).
@@ -79,6 +94,32 @@ mod tests {
             p.fill(start as u64, &mut part);
             assert_eq!(part, whole[start..start + 37]);
             assert_eq!(p.byte_at(start as u64), whole[start]);
+        }
+    }
+
+    #[test]
+    fn fill_agrees_with_byte_at_everywhere() {
+        let p = Pattern::new(3, 2);
+        for offset in 0..17u64 {
+            let mut buf = vec![0u8; 29];
+            p.fill(offset, &mut buf);
+            for (i, &b) in buf.iter().enumerate() {
+                assert_eq!(b, p.byte_at(offset + i as u64));
+            }
+        }
+    }
+
+    #[test]
+    fn a_flip_anywhere_is_found_at_any_alignment() {
+        let p = Pattern::new(5, 0);
+        for offset in 0..9u64 {
+            let mut data = vec![0u8; 23];
+            p.fill(offset, &mut data);
+            for at in 0..data.len() {
+                data[at] ^= 0x80;
+                assert_eq!(p.first_mismatch(offset, &data), Some(at));
+                data[at] ^= 0x80;
+            }
         }
     }
 
