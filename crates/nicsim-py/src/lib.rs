@@ -18,12 +18,7 @@ pyo3::create_exception!(
     PyValueError,
     "The scenario is invalid; `path` names the field and `reason` says why."
 );
-pyo3::create_exception!(
-    nicsim,
-    SimulationError,
-    PyRuntimeError,
-    "The simulation ran but failed."
-);
+pyo3::create_exception!(nicsim, SimulationError, PyRuntimeError, "The simulation ran but failed.");
 
 /// Turn a core error into the matching Python exception.
 fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
@@ -39,9 +34,8 @@ fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
 fn scenario_error(py: Python<'_>, config: &ConfigError) -> PyErr {
     let err = ScenarioError::new_err(config.to_string());
     let value = err.value(py);
-    if let Err(e) = value
-        .setattr("path", config.path.as_str())
-        .and_then(|()| value.setattr("reason", config.reason.as_str()))
+    if let Err(e) =
+        value.setattr("path", config.path.as_str()).and_then(|()| value.setattr("reason", config.reason.as_str()))
     {
         return e;
     }
@@ -66,14 +60,9 @@ fn run_scenario(
     seed: Option<u64>,
     pcap_dir: Option<PathBuf>,
 ) -> PyResult<String> {
-    let opts = RunOptions {
-        source: source.to_owned(),
-        seed,
-        pcap_dir,
-    };
+    let opts = RunOptions { source: source.to_owned(), seed, pcap_dir };
     let text = text.to_owned();
-    py.detach(move || nicsim_core::run_toml(&text, &opts).map(|report| report.to_json()))
-        .map_err(|e| to_py_err(py, e))
+    py.detach(move || nicsim_core::run_toml(&text, &opts).map(|report| report.to_json())).map_err(|e| to_py_err(py, e))
 }
 
 /// Parse and validate a scenario; return it fully resolved (defaults filled
