@@ -250,3 +250,35 @@ fn an_unfinished_workload_is_a_simulation_error() {
         other => panic!("expected a simulation error, got {:?}", other.map(|r| r.summary)),
     }
 }
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    const VALID: &str = "[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n[[links]]\nendpoints = [\"a\", \"b\"]\n\
+        rate = \"1Gbps\"\n[workload.bulk]\nfrom = \"a\"\nto = \"b\"\nbytes = \"10kB\"\n";
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// Arbitrary text is rejected with an error, never a panic.
+        #[test]
+        fn on_arbitrary_text(text in "\\PC{0,200}") {
+            let _ = nicsim_core::resolve_toml(&text, "fuzz");
+        }
+
+        /// A valid scenario with one byte replaced either runs or is
+        /// rejected with a config error that names a field or a line.
+        #[test]
+        fn on_mutated_scenarios(at in 0usize..VALID.len(), byte in prop::sample::select(b"0aZ\"=[]{}.,-_ 9\n".to_vec())) {
+            let mut bytes = VALID.as_bytes().to_vec();
+            bytes[at] = byte;
+            let Ok(text) = String::from_utf8(bytes) else { return Ok(()) };
+            match nicsim_core::resolve_toml(&text, "fuzz") {
+                Ok(_) => {}
+                Err(Error::Config(e)) => prop_assert!(!e.reason.is_empty()),
+                Err(other) => prop_assert!(false, "unexpected error kind: {other}"),
+            }
+        }
+    }
+}

@@ -201,7 +201,7 @@ quantity!(
 
 quantity!(
     /// An amount of data in bytes.
-    Size, "a size", "64KiB", "byte",
+    Size, "a size", "64KiB", "bytes",
     &[("B", 1), ("kB", K), ("MB", K * K), ("GB", K * K * K), ("KiB", KI), ("MiB", KI * KI), ("GiB", KI * KI * KI)],
     &[("KB", "write kB (1000 bytes) or KiB (1024 bytes)"), ("Kb", "sizes are in bytes: write kB or KiB"),
       ("b", "sizes are in bytes: write B"), ("kb", "sizes are in bytes: write kB or KiB")],
