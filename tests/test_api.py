@@ -102,3 +102,11 @@ def test_run_releases_the_gil(bulk_scenario: Path) -> None:
     start, end = inside
     # With the GIL held for the whole run, this thread could not tick in between.
     assert sum(start < t < end for t in ticks) >= 10, f"run took {end - start:.3f} s"
+
+
+def test_pattern_bytes_is_a_deterministic_stream() -> None:
+    whole = _core.pattern_bytes(1, 0, 0, 4096)
+    assert isinstance(whole, bytes) and len(whole) == 4096
+    assert _core.pattern_bytes(1, 0, 1000, 100) == whole[1000:1100]
+    assert _core.pattern_bytes(1, 1, 0, 4096) != whole
+    assert _core.pattern_bytes(2, 0, 0, 4096) != whole

@@ -8,6 +8,7 @@ __all__ = [
     "version",
     "run_scenario",
     "resolve_scenario",
+    "pattern_bytes",
 ]
 
 class ScenarioError(ValueError):
@@ -27,3 +28,4 @@ def run_scenario(
     pcap_dir: str | os.PathLike[str] | None = None,
 ) -> str: ...
 def resolve_scenario(text: str, source: str = "<string>") -> str: ...
+def pattern_bytes(seed: int, stream: int, offset: int, length: int) -> bytes: ...

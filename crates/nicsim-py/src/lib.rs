@@ -4,13 +4,15 @@
 //! simulation runs with the GIL released. Core errors become Python
 //! exceptions: a scenario error is `nicsim.ScenarioError` (a `ValueError`
 //! carrying `path` and `reason`), a failed run is `nicsim.SimulationError`
-//! (a `RuntimeError`), an I/O failure is `OSError`.
+//! (a `RuntimeError`), an I/O failure is `OSError`. `pattern_bytes`
+//! regenerates the payload a run sent, for checking traces.
 
 use std::path::PathBuf;
 
 use nicsim_core::{ConfigError, Error, RunOptions};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 pyo3::create_exception!(
     nicsim,
@@ -73,6 +75,14 @@ fn resolve_scenario(py: Python<'_>, text: &str, source: &str) -> PyResult<String
     nicsim_core::resolve_toml(text, source).map_err(|e| to_py_err(py, e))
 }
 
+/// `length` bytes of payload pattern stream `stream` of a run seeded with
+/// `seed`, from byte `offset`: exactly what that stream's sender wrote.
+#[pyfunction]
+fn pattern_bytes(py: Python<'_>, seed: u64, stream: u64, offset: u64, length: usize) -> Bound<'_, PyBytes> {
+    let bytes = py.detach(|| nicsim_core::api::pattern_bytes(seed, stream, offset, length));
+    PyBytes::new(py, &bytes)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -81,5 +91,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern_bytes, m)?)?;
     Ok(())
 }
