@@ -35,6 +35,11 @@ def test_existing_file_is_read(tmp_path: Path) -> None:
     assert read_scenario(str(path)) == ('name = "x"\n', str(path))
 
 
+def test_long_one_line_string_is_text() -> None:
+    text = "name = " + '"' + "x" * 5000 + '"'
+    assert read_scenario(text) == (text, "<string>")
+
+
 def test_missing_toml_file_is_an_error_not_text(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         read_scenario(str(tmp_path / "missing.toml"))

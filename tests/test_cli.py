@@ -35,6 +35,15 @@ def test_missing_file_is_exit_2(tmp_path: Path) -> None:
     assert "does not exist" in done.stderr
 
 
+def test_file_that_is_not_utf8_is_exit_2(tmp_path: Path) -> None:
+    scenario = tmp_path / "latin1.toml"
+    scenario.write_bytes('name = "caf\xe9"\n'.encode("latin-1"))
+    for done in (run_cli("run", scenario), run_cli("validate", scenario)):
+        assert done.returncode == 2
+        assert done.stderr.startswith(f"error: {scenario}: not UTF-8 text"), done.stderr
+        assert "Traceback" not in done.stderr
+
+
 def test_validate_ok(bulk_scenario: Path) -> None:
     done = run_cli("validate", bulk_scenario)
     assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr

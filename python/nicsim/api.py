@@ -30,7 +30,12 @@ def read_scenario(scenario: Scenario) -> tuple[str, str]:
 def _names_file(text: str) -> bool:
     if "\n" in text:
         return False
-    return text.endswith(".toml") or Path(text).is_file()
+    if text.endswith(".toml"):
+        return True
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # too long or NUL: not a file name
+        return False
 
 
 def run(

@@ -62,6 +62,8 @@ def run(scenario: Path, seed: int | None, pcap: Path | None, out: Path | None) -
         result = run_scenario(scenario, seed=seed, pcap=pcap)
     except ScenarioError as e:
         _fail(f"{scenario}: {e}", EXIT_BAD_INPUT)
+    except UnicodeDecodeError as e:
+        _fail(f"{scenario}: not UTF-8 text ({e.reason} at byte {e.start})", EXIT_BAD_INPUT)
     except (SimulationError, OSError) as e:
         _fail(str(e), EXIT_FAILED)
     wall_s = time.perf_counter() - started
@@ -86,6 +88,8 @@ def validate(scenario: Path) -> None:
         resolve(scenario)
     except ScenarioError as e:
         _fail(f"{scenario}: {e}", EXIT_BAD_INPUT)
+    except UnicodeDecodeError as e:
+        _fail(f"{scenario}: not UTF-8 text ({e.reason} at byte {e.start})", EXIT_BAD_INPUT)
     except OSError as e:
         _fail(str(e), EXIT_BAD_INPUT)
     except SimulationError as e:
