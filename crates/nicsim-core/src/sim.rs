@@ -209,9 +209,13 @@ impl Sim {
             let chan = &self.links[l].chans[d];
             let credit = if chan.backpressure { chan.free_slots() } else { usize::MAX };
             self.hosts[h].poll(now, credit);
-            let progressed = self.apps[h]
-                .step(now, &mut self.hosts[h])
-                .map_err(|e| Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
+            let mut progressed = false;
+            while let Some(op) = self.apps[h].next_op(now, &mut self.hosts[h]) {
+                self.apps[h]
+                    .perform(op, now, &mut self.hosts[h])
+                    .map_err(|e| Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
+                progressed = true;
+            }
             let frames = std::mem::take(&mut self.hosts[h].dev.tx);
             let sent = !frames.is_empty();
             for frame in frames {

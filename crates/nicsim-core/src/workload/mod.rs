@@ -1,5 +1,7 @@
-//! Workloads: the applications on the hosts, as state machines that run on
-//! the sockets after every stack poll.
+//! Workloads: the applications on the hosts, as state machines that issue
+//! one socket call ([`Op`]) at a time, like a program making blocking
+//! system calls. The host decides when a call runs and what it costs (an
+//! ideal host: at once and for free), then [`App::perform`] carries it out.
 //!
 //! * **bulk** — one TCP connection; the sender writes a seeded byte pattern
 //!   (a byte count, or for a duration) and closes; the receiver checks every
@@ -64,50 +66,52 @@ impl Checker {
         Ok(())
     }
 
-    /// Read everything readable from `sock` (at most `limit` bytes in total).
-    fn drain(&mut self, sock: &mut tcp::Socket, limit: u64) -> Result<bool, String> {
-        let mut progressed = false;
-        while sock.can_recv() && self.received < limit {
-            let want = (limit - self.received) as usize;
-            let result = sock
-                .recv(|buf| {
-                    let n = buf.len().min(want);
-                    (n, self.take(&buf[..n]).map(|_| n))
-                })
-                .map_err(|e| format!("recv failed: {e}"))?;
-            if result? == 0 {
-                break;
-            }
-            progressed = true;
-        }
-        Ok(progressed)
-    }
-
     fn report(&self, from: &str, to: &str) -> FlowReport {
         FlowReport { from: from.into(), to: to.into(), bytes: self.received, stream: self.stream }
     }
 }
 
-/// Write up to `limit - *sent` pattern bytes into `sock`, `chunk` per call.
-fn write_pattern(sock: &mut tcp::Socket, pattern: &Pattern, sent: &mut u64, limit: u64, chunk: u64) -> bool {
-    let mut progressed = false;
-    while *sent < limit && sock.can_send() {
-        let want = (limit - *sent).min(chunk) as usize;
-        let at = *sent;
-        let n = sock
-            .send(|buf| {
-                let n = buf.len().min(want);
-                pattern.fill(at, &mut buf[..n]);
-                (n, n)
-            })
-            .unwrap_or(0);
-        if n == 0 {
-            break;
+/// One socket call an application makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Write the next `bytes` of the application's outgoing stream.
+    Write {
+        /// Socket written.
+        sock: SocketHandle,
+        /// Bytes copied into the socket (there is room for them).
+        bytes: u64,
+    },
+    /// Read `bytes` of the incoming stream (they are in the socket).
+    Read {
+        /// Socket read.
+        sock: SocketHandle,
+        /// Bytes copied out of the socket.
+        bytes: u64,
+    },
+    /// Close the sending side.
+    Close {
+        /// Socket closed.
+        sock: SocketHandle,
+    },
+}
+
+impl Op {
+    /// Payload bytes the call copies.
+    pub fn bytes(&self) -> u64 {
+        match *self {
+            Op::Write { bytes, .. } | Op::Read { bytes, .. } => bytes,
+            Op::Close { .. } => 0,
         }
-        *sent += n as u64;
-        progressed = true;
     }
-    progressed
+}
+
+/// Room for a write on `sock` (0 if it cannot send).
+fn room(sock: &tcp::Socket) -> u64 {
+    if sock.may_send() {
+        (sock.send_capacity() - sock.send_queue()) as u64
+    } else {
+        0
+    }
 }
 
 /// Sending side of a bulk transfer.
@@ -128,6 +132,7 @@ pub struct BulkReceiver {
     sock: SocketHandle,
     check: Checker,
     total: Option<u64>,
+    chunk: u64,
     /// When the last byte reached the application.
     pub last_byte: Option<Time>,
     /// The whole stream arrived (or the sender closed, in duration mode).
@@ -202,10 +207,9 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
         WorkloadConfig::Bulk(BulkConfig { from, to, bytes, duration, write_size, port }) => {
             let (tx, rx) = (host_index(hosts, from), host_index(hosts, to));
             let (active, listen) = open(hosts, tx, rx, *port);
-            let pattern = Pattern::new(seed, 0);
             apps[tx] = App::BulkTx(BulkSender {
                 sock: active,
-                pattern,
+                pattern: Pattern::new(seed, 0),
                 total: bytes.map(|b| b.0),
                 duration: duration.map(|d| d.dur()),
                 chunk: write_size.0,
@@ -217,6 +221,7 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
                 sock: listen,
                 check: Checker::new(seed, 0),
                 total: bytes.map(|b| b.0),
+                chunk: write_size.0,
                 last_byte: None,
                 done: false,
             });
@@ -224,10 +229,9 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
         WorkloadConfig::RequestResponse(RrConfig { client, server, request, response, transactions, port }) => {
             let (c, s) = (host_index(hosts, client), host_index(hosts, server));
             let (active, listen) = open(hosts, c, s, *port);
-            let (up, down) = (Pattern::new(seed, 0), Pattern::new(seed, 1));
             apps[c] = App::RrClient(RrClient {
                 sock: active,
-                out: up,
+                out: Pattern::new(seed, 0),
                 check: Checker::new(seed, 1),
                 request: request.0,
                 response: response.0,
@@ -242,7 +246,7 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
             });
             apps[s] = App::RrServer(RrServer {
                 sock: listen,
-                out: down,
+                out: Pattern::new(seed, 1),
                 check: Checker::new(seed, 0),
                 request: request.0,
                 response: response.0,
@@ -255,16 +259,15 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
 }
 
 impl App {
-    /// Run the application after a poll at `now`. Returns whether it did
-    /// anything (so the stack should be polled again), or a fatal error.
-    pub fn step(&mut self, now: Time, host: &mut Host) -> Result<bool, String> {
-        host.enter(now);
+    /// The next socket call this application makes at `now`, or `None` if
+    /// it waits (for data, for room, or because it is finished).
+    pub fn next_op(&mut self, now: Time, host: &mut Host) -> Option<Op> {
         match self {
-            App::Idle => Ok(false),
+            App::Idle => None,
             App::BulkTx(s) => {
-                let sock = host.sockets.get_mut::<tcp::Socket>(s.sock);
-                if !sock.may_send() || s.closed {
-                    return Ok(false);
+                let sock = host.sockets.get::<tcp::Socket>(s.sock);
+                if s.closed || !sock.may_send() {
+                    return None;
                 }
                 let started = *s.started.get_or_insert(now);
                 let limit = match (s.total, s.duration) {
@@ -272,102 +275,118 @@ impl App {
                     (None, Some(d)) if now < started + d => u64::MAX,
                     _ => s.sent,
                 };
-                let mut progressed = write_pattern(sock, &s.pattern, &mut s.sent, limit, s.chunk);
                 if s.sent == limit {
-                    sock.close();
-                    s.closed = true;
-                    progressed = true;
+                    return Some(Op::Close { sock: s.sock });
                 }
-                Ok(progressed)
+                let n = (limit - s.sent).min(s.chunk).min(room(sock));
+                (n > 0).then_some(Op::Write { sock: s.sock, bytes: n })
             }
             App::BulkRx(r) => {
-                let sock = host.sockets.get_mut::<tcp::Socket>(r.sock);
-                let before = r.check.received;
-                let progressed = r.check.drain(sock, r.total.unwrap_or(u64::MAX))?;
-                if r.check.received > before {
-                    r.last_byte = Some(now);
+                let sock = host.sockets.get::<tcp::Socket>(r.sock);
+                if r.done {
+                    return None;
                 }
                 let finished = match r.total {
                     Some(total) => r.check.received == total,
-                    None => {
-                        !sock.may_recv()
-                            && sock.state() != tcp::State::Listen
-                            && sock.state() != tcp::State::SynReceived
-                    }
+                    None => !sock.may_recv() && !matches!(sock.state(), tcp::State::Listen | tcp::State::SynReceived),
                 };
-                if finished && !r.done {
-                    r.done = true;
-                    sock.close();
-                    return Ok(true);
+                if finished {
+                    return Some(Op::Close { sock: r.sock });
                 }
-                if !r.done && r.total.is_some() && !sock.may_recv() && sock.state() == tcp::State::CloseWait {
-                    return Err(format!(
-                        "the sender closed after {} of {} bytes",
-                        r.check.received,
-                        r.total.unwrap_or(0)
-                    ));
-                }
-                Ok(progressed)
+                let n = (sock.recv_queue() as u64).min(r.chunk).min(r.total.unwrap_or(u64::MAX) - r.check.received);
+                (n > 0).then_some(Op::Read { sock: r.sock, bytes: n })
             }
             App::RrClient(c) => {
-                let sock = host.sockets.get_mut::<tcp::Socket>(c.sock);
-                if !sock.may_send() || c.closed {
-                    return Ok(false);
+                let sock = host.sockets.get::<tcp::Socket>(c.sock);
+                if c.closed || !sock.may_send() {
+                    return None;
                 }
-                let mut progressed = false;
-                loop {
-                    let n = c.completed;
-                    let request_end = (n + 1) * c.request;
-                    if c.sent < request_end {
-                        if c.started_tx.is_none() {
-                            c.started_tx = Some(now);
-                            c.first.get_or_insert(now);
-                        }
-                        progressed |= write_pattern(sock, &c.out, &mut c.sent, request_end, u64::MAX);
-                        if c.sent < request_end {
-                            break;
-                        }
+                if c.completed == c.transactions {
+                    return Some(Op::Close { sock: c.sock });
+                }
+                let request_end = (c.completed + 1) * c.request;
+                if c.sent < request_end {
+                    if c.started_tx.is_none() {
+                        c.started_tx = Some(now);
+                        c.first.get_or_insert(now);
                     }
-                    let response_end = (n + 1) * c.response;
-                    progressed |= c.check.drain(sock, response_end)?;
-                    if c.check.received < response_end {
-                        break;
+                    let n = (request_end - c.sent).min(room(sock));
+                    return (n > 0).then_some(Op::Write { sock: c.sock, bytes: n });
+                }
+                let response_end = (c.completed + 1) * c.response;
+                let n = (sock.recv_queue() as u64).min(response_end - c.check.received);
+                (n > 0).then_some(Op::Read { sock: c.sock, bytes: n })
+            }
+            App::RrServer(s) => {
+                let sock = host.sockets.get::<tcp::Socket>(s.sock);
+                if s.closed {
+                    return None;
+                }
+                let served = s.sent / s.response;
+                let request_end = (served + 1) * s.request;
+                if s.check.received < request_end {
+                    let n = (sock.recv_queue() as u64).min(request_end - s.check.received);
+                    if n > 0 {
+                        return Some(Op::Read { sock: s.sock, bytes: n });
                     }
+                    let peer_closed = !sock.may_recv() && sock.state() == tcp::State::CloseWait;
+                    return peer_closed.then_some(Op::Close { sock: s.sock });
+                }
+                let n = ((served + 1) * s.response - s.sent).min(room(sock));
+                (n > 0).then_some(Op::Write { sock: s.sock, bytes: n })
+            }
+        }
+    }
+
+    /// Carry out `op` (chosen by [`App::next_op`]) at `now`. A byte that
+    /// differs from the stream's pattern is a fatal error.
+    pub fn perform(&mut self, op: Op, now: Time, host: &mut Host) -> Result<(), String> {
+        host.enter(now);
+        let sock = match op {
+            Op::Write { sock, .. } | Op::Read { sock, .. } | Op::Close { sock } => sock,
+        };
+        let sock = host.sockets.get_mut::<tcp::Socket>(sock);
+        match (self, op) {
+            (App::BulkTx(s), Op::Write { bytes, .. }) => write_exact(sock, &s.pattern, &mut s.sent, bytes),
+            (App::BulkTx(s), Op::Close { .. }) => {
+                sock.close();
+                s.closed = true;
+                Ok(())
+            }
+            (App::BulkRx(r), Op::Read { bytes, .. }) => {
+                read_exact(sock, &mut r.check, bytes)?;
+                r.last_byte = Some(now);
+                Ok(())
+            }
+            (App::BulkRx(r), Op::Close { .. }) => {
+                sock.close();
+                r.done = true;
+                Ok(())
+            }
+            (App::RrClient(c), Op::Write { bytes, .. }) => write_exact(sock, &c.out, &mut c.sent, bytes),
+            (App::RrClient(c), Op::Read { bytes, .. }) => {
+                read_exact(sock, &mut c.check, bytes)?;
+                if c.check.received == (c.completed + 1) * c.response {
                     let start = c.started_tx.take().expect("a request was sent");
                     c.latencies.push(now.since(start).ps());
                     c.completed += 1;
                     c.last = Some(now);
-                    if c.completed == c.transactions {
-                        sock.close();
-                        c.closed = true;
-                        return Ok(true);
-                    }
                 }
-                Ok(progressed)
+                Ok(())
             }
-            App::RrServer(s) => {
-                let sock = host.sockets.get_mut::<tcp::Socket>(s.sock);
-                let mut progressed = false;
-                loop {
-                    let served = s.sent / s.response;
-                    let request_end = (served + 1) * s.request;
-                    progressed |= s.check.drain(sock, request_end)?;
-                    if s.check.received < request_end || !sock.may_send() {
-                        break;
-                    }
-                    let response_end = (served + 1) * s.response;
-                    progressed |= write_pattern(sock, &s.out, &mut s.sent, response_end, u64::MAX);
-                    if s.sent < response_end {
-                        break;
-                    }
-                }
-                if !s.closed && !sock.may_recv() && sock.state() == tcp::State::CloseWait {
-                    sock.close();
-                    s.closed = true;
-                    progressed = true;
-                }
-                Ok(progressed)
+            (App::RrClient(c), Op::Close { .. }) => {
+                sock.close();
+                c.closed = true;
+                Ok(())
             }
+            (App::RrServer(s), Op::Read { bytes, .. }) => read_exact(sock, &mut s.check, bytes),
+            (App::RrServer(s), Op::Write { bytes, .. }) => write_exact(sock, &s.out, &mut s.sent, bytes),
+            (App::RrServer(s), Op::Close { .. }) => {
+                sock.close();
+                s.closed = true;
+                Ok(())
+            }
+            (_, op) => unreachable!("an application performs only the calls it chose: {op:?}"),
         }
     }
 
@@ -389,4 +408,42 @@ impl App {
             App::Idle | App::BulkTx(_) => Vec::new(),
         }
     }
+}
+
+/// Write exactly `bytes` of `pattern` from offset `*sent`.
+fn write_exact(sock: &mut tcp::Socket, pattern: &Pattern, sent: &mut u64, bytes: u64) -> Result<(), String> {
+    let target = *sent + bytes;
+    while *sent < target {
+        let (at, want) = (*sent, (target - *sent) as usize);
+        let n = sock
+            .send(|buf| {
+                let n = buf.len().min(want);
+                pattern.fill(at, &mut buf[..n]);
+                (n, n)
+            })
+            .map_err(|e| format!("send failed: {e}"))?;
+        if n == 0 {
+            return Err(format!("the socket took {} of {bytes} bytes it had room for", bytes - (target - *sent)));
+        }
+        *sent += n as u64;
+    }
+    Ok(())
+}
+
+/// Read exactly `bytes` into `check`.
+fn read_exact(sock: &mut tcp::Socket, check: &mut Checker, bytes: u64) -> Result<(), String> {
+    let target = check.received + bytes;
+    while check.received < target {
+        let want = (target - check.received) as usize;
+        let n = sock
+            .recv(|buf| {
+                let n = buf.len().min(want);
+                (n, check.take(&buf[..n]).map(|_| n))
+            })
+            .map_err(|e| format!("recv failed: {e}"))??;
+        if n == 0 {
+            return Err(format!("the socket held fewer than the {bytes} bytes it reported"));
+        }
+    }
+    Ok(())
 }
