@@ -8,6 +8,8 @@
 //! decides when they move. Checksums are computed and verified in software
 //! (smoltcp's default), so every frame on the wire is valid.
 
+pub mod cpu;
+
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;

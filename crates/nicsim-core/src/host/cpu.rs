@@ -1,0 +1,435 @@
+//! CPU cores: jobs of known cycle counts on a preemptive run queue, with
+//! every cycle charged to a protocol layer.
+//!
+//! A [`Job`] is a list of pieces (layer, cycles) run back to back, with one
+//! continuation when the last piece ends. Three classes run by strict
+//! priority: hard interrupts preempt soft-interrupt (stack) work, which
+//! preempts tasks (applications, system calls). A preempted job resumes
+//! where it stopped; the cycles it had run are charged to the pieces it ran.
+//! Within a class, jobs run first come, first served.
+//!
+//! Time per job is `ceil(cycles × 10¹² / clock)` picoseconds; progress at a
+//! preemption is `floor(elapsed × clock / 10¹²)` cycles, so the cycles
+//! charged per layer always add up exactly to the cycles submitted.
+//! Not modelled: pipelines, caches inside the core (costs come from the
+//! cost model), SMT, frequency scaling, the scheduler's own cost.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use crate::engine::time::PS_PER_S;
+use crate::engine::{Dur, Time};
+
+/// Where a cycle went. The names follow the Linux send and receive paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// Application work (computation outside the network stack).
+    App,
+    /// System call entry and exit.
+    Syscall,
+    /// Socket layer (send/receive calls, wake-ups).
+    Socket,
+    /// Copies between user and kernel buffers.
+    Copy,
+    /// Software checksums (when the NIC does not offload them).
+    Checksum,
+    /// TCP protocol processing.
+    Tcp,
+    /// UDP protocol processing.
+    Udp,
+    /// IPv4 processing.
+    Ip,
+    /// IP fragmentation and defragmentation.
+    IpFrag,
+    /// Generic device layer (queueing between IP and the driver).
+    Device,
+    /// The NIC driver (descriptors, doorbells, clean-up, refill).
+    Driver,
+    /// Interrupt entry, handler and exit.
+    Interrupt,
+    /// Receive coalescing in software (LRO/GRO).
+    Coalesce,
+    /// Waiting for the memory system (contention with DMA).
+    MemoryStall,
+}
+
+impl Layer {
+    /// Every layer, in report order.
+    pub const ALL: [Layer; 14] = [
+        Layer::App,
+        Layer::Syscall,
+        Layer::Socket,
+        Layer::Copy,
+        Layer::Checksum,
+        Layer::Tcp,
+        Layer::Udp,
+        Layer::Ip,
+        Layer::IpFrag,
+        Layer::Device,
+        Layer::Driver,
+        Layer::Interrupt,
+        Layer::Coalesce,
+        Layer::MemoryStall,
+    ];
+
+    /// Position in [`Layer::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Snake-case name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::App => "app",
+            Layer::Syscall => "syscall",
+            Layer::Socket => "socket",
+            Layer::Copy => "copy",
+            Layer::Checksum => "checksum",
+            Layer::Tcp => "tcp",
+            Layer::Udp => "udp",
+            Layer::Ip => "ip",
+            Layer::IpFrag => "ip_frag",
+            Layer::Device => "device",
+            Layer::Driver => "driver",
+            Layer::Interrupt => "interrupt",
+            Layer::Coalesce => "coalesce",
+            Layer::MemoryStall => "memory_stall",
+        }
+    }
+}
+
+/// Number of layers.
+pub const LAYERS: usize = Layer::ALL.len();
+
+/// Cycles per layer.
+pub type Breakdown = [u64; LAYERS];
+
+/// Scheduling class; lower runs first and preempts higher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    /// Hard interrupt handlers.
+    Irq = 0,
+    /// Softirq / NAPI: the protocol stack's receive and timer work.
+    Softirq = 1,
+    /// Process context: applications and their system calls.
+    Task = 2,
+}
+
+/// Work for a core: pieces run back to back, then `then` is returned.
+#[derive(Debug)]
+pub struct Job<T> {
+    pieces: Vec<(Layer, u64)>,
+    /// Index of the piece running or next to run.
+    at: usize,
+    /// Cycles of `pieces[at]` already done.
+    done: u64,
+    class: Class,
+    /// Message the work belongs to, for per-message breakdowns.
+    pub msg: Option<u64>,
+    /// Cycles this job has been charged, per layer.
+    pub charged: Breakdown,
+    /// Continuation handed back when the job completes.
+    pub then: T,
+}
+
+impl<T> Job<T> {
+    /// A job of `class` made of `pieces`, continuing with `then`.
+    pub fn new(class: Class, pieces: Vec<(Layer, u64)>, then: T) -> Self {
+        Job { pieces, at: 0, done: 0, class, msg: None, charged: [0; LAYERS], then }
+    }
+
+    /// Attribute the job to message `msg`.
+    pub fn for_msg(mut self, msg: Option<u64>) -> Self {
+        self.msg = msg;
+        self
+    }
+
+    /// Cycles still to run.
+    pub fn remaining(&self) -> u64 {
+        self.pieces[self.at..].iter().map(|p| p.1).sum::<u64>() - self.done
+    }
+
+    /// Total cycles of the job.
+    pub fn total(&self) -> u64 {
+        self.pieces.iter().map(|p| p.1).sum()
+    }
+
+    /// Add `cycles` to the piece of `layer` (appending one if absent).
+    pub fn add(&mut self, layer: Layer, cycles: u64) {
+        if cycles > 0 {
+            self.pieces.push((layer, cycles));
+        }
+    }
+
+    /// Charge `cycles` of progress to the pieces, in order, into `into`
+    /// and the job's own breakdown.
+    fn advance(&mut self, mut cycles: u64, into: &mut Breakdown) {
+        while cycles > 0 && self.at < self.pieces.len() {
+            let (layer, len) = self.pieces[self.at];
+            let step = cycles.min(len - self.done);
+            into[layer.index()] += step;
+            self.charged[layer.index()] += step;
+            self.done += step;
+            cycles -= step;
+            if self.done == len {
+                self.at += 1;
+                self.done = 0;
+            }
+        }
+        while self.at < self.pieces.len() && self.pieces[self.at].1 == 0 {
+            self.at += 1;
+        }
+    }
+}
+
+/// Counters of one core.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CoreStats {
+    /// Picoseconds spent running jobs.
+    pub busy_ps: u64,
+    /// Cycles per layer (indexed like [`Layer::ALL`]).
+    #[serde(skip)]
+    pub cycles: Breakdown,
+    /// Hard interrupts taken.
+    pub interrupts: u64,
+    /// Jobs completed.
+    pub jobs: u64,
+}
+
+#[derive(Debug)]
+struct Running<T> {
+    job: Job<T>,
+    started: Time,
+    end: Time,
+}
+
+/// One CPU core.
+#[derive(Debug)]
+pub struct Core<T> {
+    hz: u64,
+    queues: [VecDeque<Job<T>>; 3],
+    running: Option<Running<T>>,
+    generation: u64,
+    /// Counters.
+    pub stats: CoreStats,
+    /// Busy picoseconds per time bin (utilisation over time).
+    pub series: Vec<u64>,
+    bin: u64,
+}
+
+/// What the simulation must do after a core changed state: schedule a
+/// completion at `at` carrying `generation` (older generations are stale).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wake {
+    /// Completion time of the job now running.
+    pub at: Time,
+    /// Generation to present to [`Core::complete`].
+    pub generation: u64,
+}
+
+impl<T> Core<T> {
+    /// A core at `hz` recording utilisation in bins of `bin` (0: no series).
+    pub fn new(hz: u64, bin: Dur) -> Self {
+        assert!(hz > 0);
+        Core {
+            hz,
+            queues: Default::default(),
+            running: None,
+            generation: 0,
+            stats: CoreStats::default(),
+            series: Vec::new(),
+            bin: bin.0,
+        }
+    }
+
+    /// Clock rate in Hz.
+    pub fn hz(&self) -> u64 {
+        self.hz
+    }
+
+    /// Picoseconds to run `cycles` (rounded up).
+    pub fn time_for(&self, cycles: u64) -> Dur {
+        let ps = (u128::from(cycles) * u128::from(PS_PER_S)).div_ceil(u128::from(self.hz));
+        Dur(ps as u64)
+    }
+
+    /// Whole cycles that fit in `d`.
+    pub fn cycles_in(&self, d: Dur) -> u64 {
+        (u128::from(d.0) * u128::from(self.hz) / u128::from(PS_PER_S)) as u64
+    }
+
+    /// Whether nothing runs or waits.
+    pub fn is_idle(&self) -> bool {
+        self.running.is_none() && self.queues.iter().all(VecDeque::is_empty)
+    }
+
+    /// Count a hard interrupt.
+    pub fn note_interrupt(&mut self) {
+        self.stats.interrupts += 1;
+    }
+
+    /// Queue `job` at `now`. Returns a completion to schedule when the job
+    /// starts at once (idle core, or it preempts a lower class).
+    pub fn submit(&mut self, now: Time, job: Job<T>) -> Option<Wake> {
+        let class = job.class;
+        match &self.running {
+            None => {
+                self.queues[class as usize].push_back(job);
+                self.start_next(now)
+            }
+            Some(r) if class < r.job.class => {
+                self.preempt(now);
+                self.queues[class as usize].push_front(job);
+                self.start_next(now)
+            }
+            Some(_) => {
+                self.queues[class as usize].push_back(job);
+                None
+            }
+        }
+    }
+
+    /// The job with `generation` finished at `now`: returns it (with its
+    /// continuation) and the completion of the next job, if one starts.
+    pub fn complete(&mut self, now: Time, generation: u64) -> Option<(Job<T>, Option<Wake>)> {
+        if generation != self.generation || self.running.as_ref().is_none_or(|r| r.end != now) {
+            return None;
+        }
+        let mut r = self.running.take().expect("checked");
+        let rest = r.job.remaining();
+        r.job.advance(rest, &mut self.stats.cycles);
+        self.account(r.started, now);
+        self.stats.jobs += 1;
+        let next = self.start_next(now);
+        Some((r.job, next))
+    }
+
+    fn preempt(&mut self, now: Time) {
+        let mut r = self.running.take().expect("preempting a running job");
+        let ran = self.cycles_in(now.since(r.started)).min(r.job.remaining().saturating_sub(1));
+        r.job.advance(ran, &mut self.stats.cycles);
+        self.account(r.started, now);
+        let class = r.job.class as usize;
+        self.queues[class].push_front(r.job);
+    }
+
+    fn start_next(&mut self, now: Time) -> Option<Wake> {
+        let job = self.queues.iter_mut().find_map(VecDeque::pop_front)?;
+        let end = now + self.time_for(job.remaining());
+        self.generation += 1;
+        self.running = Some(Running { job, started: now, end });
+        Some(Wake { at: end, generation: self.generation })
+    }
+
+    fn account(&mut self, from: Time, to: Time) {
+        self.stats.busy_ps += to.since(from).0;
+        if self.bin == 0 {
+            return;
+        }
+        let (mut a, b) = (from.0, to.0);
+        while a < b {
+            let i = (a / self.bin) as usize;
+            let edge = ((i as u64) + 1) * self.bin;
+            let step = b.min(edge) - a;
+            if self.series.len() <= i {
+                self.series.resize(i + 1, 0);
+            }
+            self.series[i] += step;
+            a += step;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(class: Class, cycles: u64, tag: u32) -> Job<u32> {
+        Job::new(class, vec![(Layer::Tcp, cycles)], tag)
+    }
+
+    #[test]
+    fn a_job_takes_cycles_over_clock() {
+        let mut c: Core<u32> = Core::new(400_000_000, Dur::ZERO);
+        let w = c.submit(Time::ZERO, job(Class::Task, 1000, 1)).unwrap();
+        // 1000 cycles at 400 MHz = 2.5 µs.
+        assert_eq!(w.at, Time(2_500_000));
+        let (done, next) = c.complete(w.at, w.generation).unwrap();
+        assert_eq!((done.then, next), (1, None));
+        assert_eq!(c.stats.cycles[Layer::Tcp.index()], 1000);
+        assert_eq!(c.stats.busy_ps, 2_500_000);
+    }
+
+    #[test]
+    fn doubling_the_clock_halves_the_time() {
+        let mut slow: Core<()> = Core::new(400_000_000, Dur::ZERO);
+        let mut fast: Core<()> = Core::new(800_000_000, Dur::ZERO);
+        let a = slow.submit(Time::ZERO, Job::new(Class::Task, vec![(Layer::Ip, 12_345)], ())).unwrap();
+        let b = fast.submit(Time::ZERO, Job::new(Class::Task, vec![(Layer::Ip, 12_345)], ())).unwrap();
+        assert!(a.at.0.abs_diff(2 * b.at.0) <= 1, "{} vs 2 × {}", a.at.0, b.at.0);
+    }
+
+    #[test]
+    fn interrupts_preempt_tasks_which_resume_where_they_stopped() {
+        let mut c: Core<u32> = Core::new(1_000_000_000, Dur::ZERO); // 1 cycle = 1 ns
+        let w1 = c.submit(Time::ZERO, job(Class::Task, 1000, 1)).unwrap();
+        // An interrupt at 400 ns preempts; it runs 100 cycles.
+        let w2 = c.submit(Time(400_000), job(Class::Irq, 100, 2)).unwrap();
+        assert_eq!(w2.at, Time(500_000));
+        assert!(c.complete(w1.at, w1.generation).is_none(), "stale completion");
+        let (irq, next) = c.complete(w2.at, w2.generation).unwrap();
+        assert_eq!(irq.then, 2);
+        // The task had 600 cycles left: it ends at 1100 ns.
+        let next = next.unwrap();
+        assert_eq!(next.at, Time(1_100_000));
+        let (task, _) = c.complete(next.at, next.generation).unwrap();
+        assert_eq!(task.charged[Layer::Tcp.index()], 1000);
+        assert_eq!(c.stats.cycles[Layer::Tcp.index()], 1100);
+        assert_eq!(c.stats.busy_ps, 1_100_000);
+    }
+
+    #[test]
+    fn same_class_waits_in_order_and_lower_class_does_not_preempt() {
+        let mut c: Core<u32> = Core::new(1_000_000_000, Dur::ZERO);
+        let w = c.submit(Time::ZERO, job(Class::Softirq, 10, 1)).unwrap();
+        assert!(c.submit(Time::ZERO, job(Class::Task, 10, 2)).is_none());
+        assert!(c.submit(Time::ZERO, job(Class::Softirq, 10, 3)).is_none());
+        let (_, n) = c.complete(w.at, w.generation).unwrap();
+        let n = n.unwrap();
+        let (j, n2) = c.complete(n.at, n.generation).unwrap();
+        assert_eq!(j.then, 3, "the waiting softirq runs before the task");
+        let n2 = n2.unwrap();
+        assert_eq!(c.complete(n2.at, n2.generation).unwrap().0.then, 2);
+        assert!(c.is_idle());
+    }
+
+    #[test]
+    fn multi_piece_jobs_split_their_cycles_exactly_across_preemptions() {
+        let mut c: Core<()> = Core::new(3_000_000_000, Dur::ZERO); // 1/3 ns per cycle
+        let pieces = vec![(Layer::Syscall, 7), (Layer::Copy, 1000), (Layer::Socket, 13)];
+        let w = c.submit(Time::ZERO, Job::new(Class::Task, pieces, ())).unwrap();
+        let mut at = Time(1_234);
+        let mut last = w;
+        for _ in 0..5 {
+            let irq = c.submit(at, Job::new(Class::Irq, vec![(Layer::Interrupt, 5)], ())).unwrap();
+            let (_, next) = c.complete(irq.at, irq.generation).unwrap();
+            last = next.unwrap();
+            at = Time(irq.at.0 + 17_000);
+        }
+        let (task, _) = c.complete(last.at, last.generation).unwrap();
+        assert_eq!(task.charged[Layer::Syscall.index()], 7);
+        assert_eq!(task.charged[Layer::Copy.index()], 1000);
+        assert_eq!(task.charged[Layer::Socket.index()], 13);
+        assert_eq!(c.stats.cycles[Layer::Interrupt.index()], 25);
+    }
+
+    #[test]
+    fn utilisation_series_splits_busy_time_into_bins() {
+        let mut c: Core<()> = Core::new(1_000_000_000, Dur(1_000_000)); // 1 µs bins
+        let w = c.submit(Time(500_000), Job::new(Class::Task, vec![(Layer::App, 2000)], ())).unwrap();
+        c.complete(w.at, w.generation).unwrap();
+        assert_eq!(c.series, vec![500_000, 1_000_000, 500_000]);
+    }
+}
