@@ -6,6 +6,7 @@
 //! The crate never depends on Python; `crates/nicsim-py` is the thin binding.
 
 pub mod api;
+pub mod bus;
 pub mod config;
 pub mod engine;
 pub mod error;
