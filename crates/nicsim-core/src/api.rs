@@ -105,6 +105,8 @@ pub struct HostRow {
     /// Counters.
     #[serde(flatten)]
     pub stats: HostStats,
+    /// What the timing model measured (hosts with a profile).
+    pub timing: Option<crate::sim::TimingReport>,
 }
 
 /// The result of one run, serialisable to JSON.
@@ -293,7 +295,13 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
         hosts: sim
             .hosts
             .iter()
-            .map(|h| HostRow { name: h.name.clone(), ip: h.ip.to_string(), stats: h.stats.clone() })
+            .enumerate()
+            .map(|(i, h)| HostRow {
+                name: h.name.clone(),
+                ip: h.ip.to_string(),
+                stats: h.stats.clone(),
+                timing: sim.timing_report(i, finished),
+            })
             .collect(),
         flows,
         pcaps: pcaps

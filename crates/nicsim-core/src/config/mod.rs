@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::units::{Bandwidth, Duration, Size};
 use crate::error::ConfigError;
+use crate::host::timing::{self, Timing};
 
 pub use validate::validate;
 
@@ -77,6 +78,25 @@ pub struct HostConfig {
     /// UDP socket buffers.
     #[serde(default)]
     pub udp: UdpConfig,
+    /// Timing profile (`kurmann-pii-400`, `ortiz-p4-400`, `won-simos-mips`,
+    /// `modern-x86-pcie`); none: an ideal host that costs no time.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Overrides of the profile's `cpu` section.
+    #[serde(default)]
+    pub cpu: Option<toml::Table>,
+    /// Overrides of the profile's `memory` section.
+    #[serde(default)]
+    pub memory: Option<toml::Table>,
+    /// Overrides of the profile's `bus` section.
+    #[serde(default)]
+    pub bus: Option<toml::Table>,
+    /// Overrides of the profile's `nic` section.
+    #[serde(default)]
+    pub nic: Option<toml::Table>,
+    /// Overrides of the profile's `costs` section.
+    #[serde(default)]
+    pub costs: Option<toml::Table>,
 }
 
 /// Congestion control algorithm (smoltcp's implementations).
@@ -343,6 +363,13 @@ pub struct RunConfig {
     /// Simulated-time limit; a workload not finished by then fails the run.
     #[serde(default = "default_time_limit")]
     pub time_limit: Duration,
+    /// Width of the bins of time series (CPU utilisation over time).
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval: Duration,
+}
+
+fn default_sample_interval() -> Duration {
+    Duration(1_000_000_000)
 }
 
 fn default_time_limit() -> Duration {
@@ -351,11 +378,36 @@ fn default_time_limit() -> Duration {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { time_limit: default_time_limit() }
+        RunConfig { time_limit: default_time_limit(), sample_interval: default_sample_interval() }
     }
 }
 
 impl HostConfig {
+    /// The host's resolved timing (profile plus overrides), or `None` for an
+    /// ideal host. `index` is the host's position, for error paths.
+    pub fn timing(&self, index: usize) -> Result<Option<Timing>, ConfigError> {
+        let path = format!("hosts[{index}]");
+        let sections = [
+            ("cpu", &self.cpu),
+            ("memory", &self.memory),
+            ("bus", &self.bus),
+            ("nic", &self.nic),
+            ("costs", &self.costs),
+        ];
+        let overrides: Vec<(&str, &toml::Table)> =
+            sections.iter().filter_map(|(n, t)| t.as_ref().map(|t| (*n, t))).collect();
+        match &self.profile {
+            Some(name) => timing::resolve(&path, name, &overrides).map(Some),
+            None => match overrides.first() {
+                Some((section, _)) => Err(ConfigError::new(
+                    format!("{path}.{section}"),
+                    format!("overrides a timing profile, but {path}.profile is not set"),
+                )),
+                None => Ok(None),
+            },
+        }
+    }
+
     /// The host's address and prefix length (after validation this cannot fail).
     pub fn address(&self, index: usize) -> Result<(Ipv4Addr, u8), String> {
         match &self.ip {

@@ -60,6 +60,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                 return err(format!("hosts[{i}].udp.{field}"), format!("must be 1KiB to 1GiB, got {size}"));
             }
         }
+        h.timing(i)?;
         if let Some(mss) = tcp.mss {
             if !(536..=MAX_MTU - 40).contains(&mss.0) {
                 return err(format!("hosts[{i}].tcp.mss"), format!("must be 536B to 8960B, got {mss}"));
@@ -193,6 +194,9 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
     }
     if s.run.time_limit.0 == 0 {
         return err("run.time_limit", "must be above zero");
+    }
+    if s.run.sample_interval.0 < 1_000_000 {
+        return err("run.sample_interval", format!("must be at least 1us, got {}", s.run.sample_interval));
     }
     Ok(())
 }

@@ -244,6 +244,11 @@ impl<T> Core<T> {
         }
     }
 
+    /// Width of the utilisation bins, ps (0: no series).
+    pub fn bin_ps(&self) -> u64 {
+        self.bin
+    }
+
     /// Clock rate in Hz.
     pub fn hz(&self) -> u64 {
         self.hz

@@ -9,6 +9,7 @@
 //! (smoltcp's default), so every frame on the wire is valid.
 
 pub mod cpu;
+pub mod timing;
 
 use std::cell::Cell;
 use std::collections::VecDeque;

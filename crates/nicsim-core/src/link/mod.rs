@@ -84,6 +84,8 @@ pub struct Channel {
     pub backpressure: bool,
     queue: VecDeque<Vec<u8>>,
     on_wire: bool,
+    /// The receiver asked the sender to pause (802.3x): no new frame starts.
+    pub paused: bool,
     /// Carried fraction of a picosecond, in units of 1/rate ps.
     carry: u64,
     impair: Impairments,
@@ -110,6 +112,7 @@ impl Channel {
             backpressure,
             queue: VecDeque::with_capacity(capacity.min(4096)),
             on_wire: false,
+            paused: false,
             carry: 0,
             impair,
             rng,
@@ -140,7 +143,7 @@ impl Channel {
     /// Start serialising the head frame if the wire is idle; returns its
     /// wire time and the frame (for traces), or `None` if idle or empty.
     pub fn start(&mut self) -> Option<(Dur, &[u8])> {
-        if self.on_wire {
+        if self.on_wire || self.paused {
             return None;
         }
         let frame = self.queue.front()?;

@@ -390,6 +390,16 @@ impl App {
         }
     }
 
+    /// The message (request/response transaction) this host is working on,
+    /// for per-message cycle breakdowns; `None` for bulk transfers.
+    pub fn current_msg(&self) -> Option<u64> {
+        match self {
+            App::RrClient(c) => Some(c.completed),
+            App::RrServer(s) => Some(s.sent / s.response),
+            _ => None,
+        }
+    }
+
     /// Whether this application has finished its part.
     pub fn is_done(&self) -> bool {
         match self {

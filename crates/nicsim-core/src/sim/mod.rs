@@ -11,6 +11,10 @@
 //!                        ◀─ propagation ◀─ serialiser ◀─ queue ◀─
 //! ```
 
+mod timed;
+
+pub use timed::{CoreReport, MessageReport, NicStats, TimingReport};
+
 use std::path::Path;
 
 use crate::config::Scenario;
@@ -32,6 +36,14 @@ enum Event {
     TxDone(usize, usize),
     /// A frame reaches host `0`'s device.
     Arrive(usize, Vec<u8>),
+    /// Core `1` of timed host `0` finished the job of generation `2`.
+    CpuDone(usize, usize, u64),
+    /// Timed host `0`'s NIC finished fetching the head TX frame.
+    NicTxDma(usize),
+    /// Timed host `0`'s NIC finished writing the head RX frame to memory.
+    NicRxDma(usize),
+    /// Timed host `0`'s interrupt-moderation timer (generation `1`).
+    NicIrq(usize, u64),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
@@ -60,6 +72,8 @@ pub struct Sim {
     /// Hosts by index (scenario order).
     pub hosts: Vec<Host>,
     ports: Vec<Port>,
+    /// Timing state of hosts with a profile (None: ideal host).
+    timed: Vec<Option<timed::Timed>>,
     /// Links by index.
     pub links: Vec<Link>,
     /// Application per host.
@@ -115,11 +129,16 @@ impl Sim {
             links.push(Link { name, ends, chans: [chan(0), chan(1)], monitors: Default::default(), trace });
         }
         let apps = workload::install(&s.workload, &mut hosts, seed);
+        let mut timed = Vec::with_capacity(hosts.len());
+        for (i, h) in s.hosts.iter().enumerate() {
+            timed.push(h.timing(i)?.map(|t| timed::Timed::new(t, s.run.sample_interval.dur())));
+        }
         let n = hosts.len();
         let mut sim = Sim {
             sched: Scheduler::new(),
             hosts,
             ports,
+            timed,
             links,
             apps,
             polls: vec![Vec::new(); n],
@@ -164,11 +183,21 @@ impl Sim {
         match ev {
             Event::Poll(h) => {
                 self.polls[h].retain(|&t| t != now);
-                self.step_host(h, now)
+                if self.timed[h].is_some() {
+                    let ctx = self.irq_ctx(h);
+                    self.timed_poll(h, now, ctx, false);
+                    Ok(())
+                } else {
+                    self.step_host(h, now)
+                }
             }
             Event::Arrive(h, frame) => {
-                self.hosts[h].dev.rx.push_back(frame);
-                self.request_poll(h, now);
+                if self.timed[h].is_some() {
+                    self.nic_arrive(h, frame, now);
+                } else {
+                    self.hosts[h].dev.rx.push_back(frame);
+                    self.request_poll(h, now);
+                }
                 Ok(())
             }
             Event::TxDone(l, d) => {
@@ -180,9 +209,21 @@ impl Sim {
                 }
                 self.start_wire(l, d, now)?;
                 let src = self.links[l].ends[d];
-                if self.hosts[src].dev.tx_blocked {
+                if self.timed[src].is_some() {
+                    self.nic_tx_kick(src, now);
+                } else if self.hosts[src].dev.tx_blocked {
                     self.request_poll(src, now);
                 }
+                Ok(())
+            }
+            Event::CpuDone(h, core, generation) => self.on_cpu_done(h, core, generation, now),
+            Event::NicTxDma(h) => self.on_nic_tx_dma(h, now),
+            Event::NicRxDma(h) => {
+                self.on_nic_rx_dma(h, now);
+                Ok(())
+            }
+            Event::NicIrq(h, generation) => {
+                self.on_nic_irq_timer(h, generation, now);
                 Ok(())
             }
         }
@@ -226,19 +267,24 @@ impl Sim {
                 break;
             }
         }
+        self.schedule_stack_timer(h, now);
+        Ok(())
+    }
+
+    /// Schedule host `h`'s next poll at the stack's own deadline.
+    fn schedule_stack_timer(&mut self, h: usize, now: Time) {
         let host = &mut self.hosts[h];
         match host.poll_at(now) {
             Some(t) if t > now => self.request_poll(h, t),
-            // Due now but nothing moved: either the link queue is full (a
-            // TxDone will wake the host) or the deadline is inside the current
+            // Due now but nothing moved: either the transmit path is full (its
+            // progress will wake the host) or the deadline is inside the current
             // microsecond, which smoltcp cannot resolve: look again at the next one.
             Some(_) if !host.dev.tx_blocked => {
-                let next_us = Time((now.ps() / crate::engine::time::PS_PER_US + 1) * crate::engine::time::PS_PER_US);
-                self.request_poll(h, next_us)
+                let us = crate::engine::time::PS_PER_US;
+                self.request_poll(h, Time((now.ps() / us + 1) * us))
             }
             _ => {}
         }
-        Ok(())
     }
 
     /// Make sure host `h` is polled no later than `at`.

@@ -1,15 +1,15 @@
-//! Whole-scenario tests: physics (goodput ceilings, latency, conservation),
+//! Ideal hosts: physics (goodput ceilings, latency, conservation),
 //! integrity under impairments, determinism, and scenario errors.
 
 use nicsim_core::api::Report;
 use nicsim_core::{run_toml, ConfigError, Error, RunOptions};
 
-fn scenario_file(name: &str) -> String {
+pub(crate) fn scenario_file(name: &str) -> String {
     let path = format!("{}/../../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn run(text: &str) -> Report {
+pub(crate) fn run(text: &str) -> Report {
     run_toml(text, &RunOptions::default()).unwrap_or_else(|e| panic!("run failed: {e}"))
 }
 
@@ -19,18 +19,18 @@ fn run_seed(text: &str, seed: u64) -> Report {
 }
 
 /// A two-host scenario with a bulk transfer; `link` and `extra` are spliced in.
-fn two_hosts(link: &str, host: &str, workload: &str) -> String {
+pub(crate) fn two_hosts(link: &str, host: &str, workload: &str) -> String {
     format!(
         "[[hosts]]\nname = \"a\"\n{host}\n[[hosts]]\nname = \"b\"\n{host}\n\
          [[links]]\nendpoints = [\"a\", \"b\"]\n{link}\n{workload}\n"
     )
 }
 
-fn bulk(bytes: &str) -> String {
+pub(crate) fn bulk(bytes: &str) -> String {
     format!("[workload.bulk]\nfrom = \"a\"\nto = \"b\"\nbytes = \"{bytes}\"\n")
 }
 
-fn config_error(text: &str) -> ConfigError {
+pub(crate) fn config_error(text: &str) -> ConfigError {
     match run_toml(text, &RunOptions::default()) {
         Err(Error::Config(e)) => e,
         Err(other) => panic!("expected a config error, got {other}"),

@@ -1,0 +1,434 @@
+//! Timing profiles: what a host's CPU, memory, I/O bus, NIC and protocol
+//! stack cost. A host without a profile is ideal (costs nothing).
+//!
+//! A profile is a TOML file with five sections (`cpu`, `memory`, `bus`,
+//! `nic`, `costs`); every number in it carries its source in a comment.
+//! Built-in profiles live in `crates/nicsim-core/profiles/` and are compiled
+//! in. A scenario picks one with `hosts[i].profile = "name"` and overrides
+//! any field inline (`hosts[i].cpu = { clock = "800MHz" }`): the override
+//! tables are merged into the profile's, field by field, before the result
+//! is validated, so errors name the scenario's field path.
+//!
+//! Stack costs follow the Linux send and receive paths. Each [`Cost`] is
+//! `cycles + mem × memory.latency`: instructions at about one per cycle plus
+//! main-memory accesses priced by the memory model, so a slower memory (the
+//! Ortiz study's "Offload x") or a faster clock changes them physically.
+//! Copies and software checksums cost `bytes / bandwidth × clock`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bus::BusConfig;
+use crate::engine::units::{Bandwidth, Duration, Frequency, Size};
+use crate::error::ConfigError;
+
+/// Built-in profiles: (name, TOML text).
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("kurmann-pii-400", include_str!("../../profiles/kurmann-pii-400.toml")),
+    ("ortiz-p4-400", include_str!("../../profiles/ortiz-p4-400.toml")),
+    ("won-simos-mips", include_str!("../../profiles/won-simos-mips.toml")),
+    ("modern-x86-pcie", include_str!("../../profiles/modern-x86-pcie.toml")),
+];
+
+/// A host's complete timing model.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timing {
+    /// What machine this describes, and where its numbers come from.
+    #[serde(default)]
+    pub description: String,
+    /// Processor.
+    pub cpu: CpuConfig,
+    /// Memory system.
+    pub memory: MemoryConfig,
+    /// I/O bus between the NIC and memory.
+    pub bus: BusConfig,
+    /// Network interface.
+    pub nic: NicConfig,
+    /// Protocol stack costs per layer.
+    pub costs: StackCosts,
+}
+
+/// The processor.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuConfig {
+    /// Core clock.
+    pub clock: Frequency,
+    /// Number of cores.
+    #[serde(default = "one")]
+    pub cores: u32,
+    /// Cycles to enter an interrupt handler (save state, vector).
+    pub interrupt_entry: u64,
+    /// Cycles to leave it (restore, return).
+    pub interrupt_exit: u64,
+    /// Core running the application and its system calls.
+    #[serde(default)]
+    pub app_core: u32,
+    /// Core taking the NIC's interrupts and running the receive stack.
+    #[serde(default)]
+    pub irq_core: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The memory system.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// CPU cycles per main-memory access (a `Cost`'s `mem` term).
+    pub latency: u64,
+    /// memcpy rate for data not in cache.
+    pub copy_bandwidth: Bandwidth,
+    /// memcpy rate for data in cache (working set within `cache_size`).
+    pub cached_copy_bandwidth: Bandwidth,
+    /// Software checksum rate.
+    pub checksum_bandwidth: Bandwidth,
+    /// Largest cache; a buffer of at most this size that was touched last is hot.
+    pub cache_size: Size,
+    /// Peak memory bandwidth, shared by DMA and CPU copies.
+    pub bandwidth: Bandwidth,
+    /// Treat every buffer as cold (NetPIPE `-I`).
+    #[serde(default)]
+    pub cold_cache: bool,
+}
+
+/// Cost of one step of the stack: `cycles + mem × memory.latency`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cost {
+    /// Core cycles (instructions at about one per cycle, cache hits included).
+    #[serde(default)]
+    pub cycles: u64,
+    /// Main-memory accesses.
+    #[serde(default)]
+    pub mem: u64,
+}
+
+impl Cost {
+    /// Cycles on a machine whose memory access costs `latency` cycles.
+    pub fn total(self, latency: u64) -> u64 {
+        self.cycles + self.mem * latency
+    }
+}
+
+/// Per-layer costs of the Linux send and receive paths.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackCosts {
+    /// System call entry and exit, per call.
+    #[serde(default)]
+    pub syscall: Cost,
+    /// Socket layer of a send call.
+    #[serde(default)]
+    pub socket_send: Cost,
+    /// Socket layer of a receive call.
+    #[serde(default)]
+    pub socket_recv: Cost,
+    /// Waking the application when data arrives, per wake-up.
+    #[serde(default)]
+    pub wakeup: Cost,
+    /// TCP output, per segment (data or ACK).
+    #[serde(default)]
+    pub tcp_tx: Cost,
+    /// TCP input, per segment.
+    #[serde(default)]
+    pub tcp_rx: Cost,
+    /// UDP output, per datagram.
+    #[serde(default)]
+    pub udp_tx: Cost,
+    /// UDP input, per datagram.
+    #[serde(default)]
+    pub udp_rx: Cost,
+    /// IP output, per packet.
+    #[serde(default)]
+    pub ip_tx: Cost,
+    /// IP input, per packet.
+    #[serde(default)]
+    pub ip_rx: Cost,
+    /// IP fragmentation, per fragment made.
+    #[serde(default)]
+    pub ip_frag: Cost,
+    /// IP defragmentation, per fragment received.
+    #[serde(default)]
+    pub ip_defrag: Cost,
+    /// Device layer on send (queueing discipline), per packet.
+    #[serde(default)]
+    pub device_tx: Cost,
+    /// Device layer on receive (protocol demultiplexing), per packet.
+    #[serde(default)]
+    pub device_rx: Cost,
+    /// Driver transmit: descriptor set-up and doorbell, per packet.
+    #[serde(default)]
+    pub driver_tx: Cost,
+    /// Driver receive: descriptor processing, per packet.
+    #[serde(default)]
+    pub driver_rx: Cost,
+    /// Driver reclaiming a sent packet's descriptor, per packet.
+    #[serde(default)]
+    pub driver_tx_clean: Cost,
+    /// Driver posting a fresh receive buffer, per buffer.
+    #[serde(default)]
+    pub driver_refill: Cost,
+    /// Interrupt handler body (entry and exit are in `cpu`), per interrupt.
+    #[serde(default)]
+    pub interrupt: Cost,
+}
+
+/// What the NIC does when its receive FIFO is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Overflow {
+    /// Drop the arriving frame and count it.
+    Drop,
+    /// Hold the link (802.3x PAUSE): the sender's queue fills instead.
+    Backpressure,
+}
+
+/// Interrupt moderation (the e1000's ITR, RDTR/RADV and TIDV/TADV).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Moderation {
+    /// Interrupt once this many received packets are pending (1: every packet).
+    #[serde(default = "one")]
+    pub rx_packets: u32,
+    /// Packet timer: interrupt this long after the last packet if no other came (RDTR).
+    #[serde(default)]
+    pub rx_delay: Duration,
+    /// Absolute timer: interrupt at most this long after the first pending packet (RADV).
+    #[serde(default)]
+    pub rx_abs_delay: Duration,
+    /// Delay of a transmit-completion interrupt (TADV).
+    #[serde(default)]
+    pub tx_delay: Duration,
+    /// Minimum time between interrupts (1 / ITR).
+    #[serde(default)]
+    pub min_interval: Duration,
+}
+
+impl Default for Moderation {
+    fn default() -> Self {
+        Moderation {
+            rx_packets: 1,
+            rx_delay: Duration(0),
+            rx_abs_delay: Duration(0),
+            tx_delay: Duration(0),
+            min_interval: Duration(0),
+        }
+    }
+}
+
+/// The network interface.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicConfig {
+    /// Transmit descriptor ring size (power of two).
+    pub tx_ring: u32,
+    /// Receive descriptor ring size (power of two).
+    pub rx_ring: u32,
+    /// Size of one descriptor as fetched and written back over the bus.
+    pub descriptor: Size,
+    /// On-NIC receive FIFO.
+    pub rx_fifo: Size,
+    /// What a full receive FIFO does.
+    #[serde(default = "default_overflow")]
+    pub overflow: Overflow,
+    /// The DMA engine's own rate limit (its clock × width); none: the bus limits.
+    #[serde(default)]
+    pub dma_rate: Option<Bandwidth>,
+    /// IP/TCP/UDP checksums computed and checked by the NIC.
+    pub checksum_offload: bool,
+    /// NAPI: after an interrupt, poll the ring with interrupts off until it is empty.
+    #[serde(default = "yes")]
+    pub napi: bool,
+    /// Packets per NAPI poll before other work gets a turn.
+    #[serde(default = "default_budget")]
+    pub napi_budget: u32,
+    /// Interrupt moderation.
+    #[serde(default)]
+    pub moderation: Moderation,
+}
+
+fn default_overflow() -> Overflow {
+    Overflow::Drop
+}
+fn yes() -> bool {
+    true
+}
+fn default_budget() -> u32 {
+    64
+}
+
+impl Timing {
+    /// Check ranges and combinations; `path` is the host's path (`hosts[0]`).
+    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        let err = |field: &str, reason: String| Err(ConfigError::new(format!("{path}.{field}"), reason));
+        let c = &self.cpu;
+        if !(1_000_000..=100_000_000_000).contains(&c.clock.0) {
+            return err("cpu.clock", format!("must be 1MHz to 100GHz, got {}", c.clock));
+        }
+        if !(1..=256).contains(&c.cores) {
+            return err("cpu.cores", format!("must be 1 to 256, got {}", c.cores));
+        }
+        if c.app_core >= c.cores {
+            return err("cpu.app_core", format!("core {} does not exist (cores = {})", c.app_core, c.cores));
+        }
+        if c.irq_core >= c.cores {
+            return err("cpu.irq_core", format!("core {} does not exist (cores = {})", c.irq_core, c.cores));
+        }
+        let m = &self.memory;
+        for (field, bw) in [
+            ("memory.copy_bandwidth", m.copy_bandwidth),
+            ("memory.cached_copy_bandwidth", m.cached_copy_bandwidth),
+            ("memory.checksum_bandwidth", m.checksum_bandwidth),
+            ("memory.bandwidth", m.bandwidth),
+        ] {
+            if bw.0 == 0 {
+                return err(field, "must be above zero".into());
+            }
+        }
+        if m.latency > 100_000 {
+            return err("memory.latency", format!("must be at most 100000 cycles, got {}", m.latency));
+        }
+        let n = &self.nic;
+        for (field, ring) in [("nic.tx_ring", n.tx_ring), ("nic.rx_ring", n.rx_ring)] {
+            if !ring.is_power_of_two() || !(8..=65536).contains(&ring) {
+                return err(field, format!("must be a power of two from 8 to 65536, got {ring}"));
+            }
+        }
+        if !(4..=256).contains(&n.descriptor.0) {
+            return err("nic.descriptor", format!("must be 4B to 256B, got {}", n.descriptor));
+        }
+        if n.rx_fifo.0 < 9018 {
+            return err("nic.rx_fifo", format!("must hold at least one jumbo frame (9018B), got {}", n.rx_fifo));
+        }
+        if n.dma_rate.is_some_and(|r| r.0 == 0) {
+            return err("nic.dma_rate", "must be above zero".into());
+        }
+        if n.napi_budget == 0 {
+            return err("nic.napi_budget", "must be at least 1".into());
+        }
+        if n.moderation.rx_packets == 0 {
+            return err("nic.moderation.rx_packets", "must be at least 1".into());
+        }
+        self.bus.validate(&format!("{path}.bus"))
+    }
+
+    /// Cycles to copy `bytes` on this machine (hot: the data is in cache).
+    pub fn copy_cycles(&self, bytes: u64, hot: bool) -> u64 {
+        let bw =
+            if hot && !self.memory.cold_cache { self.memory.cached_copy_bandwidth } else { self.memory.copy_bandwidth };
+        per_byte_cycles(bytes, bw, self.cpu.clock)
+    }
+
+    /// Cycles to checksum `bytes` in software.
+    pub fn checksum_cycles(&self, bytes: u64) -> u64 {
+        per_byte_cycles(bytes, self.memory.checksum_bandwidth, self.cpu.clock)
+    }
+
+    /// Cycles of `cost` on this machine.
+    pub fn cycles(&self, cost: Cost) -> u64 {
+        cost.total(self.memory.latency)
+    }
+}
+
+/// `bytes` at `bw` (bit/s) on a `clock` core, in whole cycles (rounded up).
+fn per_byte_cycles(bytes: u64, bw: Bandwidth, clock: Frequency) -> u64 {
+    (u128::from(bytes) * 8 * u128::from(clock.0)).div_ceil(u128::from(bw.0)) as u64
+}
+
+fn merge(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// The text of built-in profile `name`.
+pub fn builtin(name: &str) -> Option<&'static str> {
+    BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// Resolve a host's timing: profile `name` with `overrides` (section name →
+/// table) merged in; errors name fields under `path` (e.g. `hosts[0]`).
+pub fn resolve(path: &str, name: &str, overrides: &[(&str, &toml::Table)]) -> Result<Timing, ConfigError> {
+    let Some(text) = builtin(name) else {
+        let known: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        return Err(ConfigError::new(
+            format!("{path}.profile"),
+            format!("no built-in profile \"{name}\"; known: {}", known.join(", ")),
+        ));
+    };
+    let mut table: toml::Table =
+        text.parse().map_err(|e| ConfigError::new(format!("{path}.profile"), format!("profile \"{name}\": {e}")))?;
+    for (section, over) in overrides {
+        // A bus of another kind replaces the profile's bus rather than
+        // mixing knobs of two kinds.
+        let other_kind = over.get("kind").is_some_and(|k| table.get(*section).and_then(|b| b.get("kind")) != Some(k));
+        if other_kind {
+            table.insert((*section).into(), toml::Value::Table((*over).clone()));
+            continue;
+        }
+        let mut wrapper = toml::Table::new();
+        wrapper.insert((*section).into(), toml::Value::Table((*over).clone()));
+        merge(&mut table, &wrapper);
+    }
+    let timing: Timing = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let field = e.path().to_string();
+        ConfigError::new(format!("{path}.{field}"), e.into_inner().to_string())
+    })?;
+    timing.validate(path)?;
+    Ok(timing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_profile_loads_and_validates() {
+        for (name, _) in BUILTIN {
+            let t = resolve("hosts[0]", name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!t.description.is_empty(), "{name} says what it describes");
+        }
+    }
+
+    #[test]
+    fn overrides_replace_single_fields() {
+        let over: toml::Table = "clock = \"800MHz\"".parse().unwrap();
+        let t = resolve("hosts[1]", "kurmann-pii-400", &[("cpu", &over)]).unwrap();
+        assert_eq!(t.cpu.clock, Frequency(800_000_000));
+        let base = resolve("hosts[1]", "kurmann-pii-400", &[]).unwrap();
+        assert_eq!(t.cpu.interrupt_entry, base.cpu.interrupt_entry);
+    }
+
+    #[test]
+    fn bad_overrides_name_the_field() {
+        let over: toml::Table = "clokc = \"800MHz\"".parse().unwrap();
+        let e = resolve("hosts[1]", "kurmann-pii-400", &[("cpu", &over)]).unwrap_err();
+        assert_eq!(e.path, "hosts[1].cpu.clokc");
+        let over: toml::Table = "rx_ring = 100".parse().unwrap();
+        let e = resolve("hosts[0]", "kurmann-pii-400", &[("nic", &over)]).unwrap_err();
+        assert_eq!(e.path, "hosts[0].nic.rx_ring");
+        assert!(e.reason.contains("power of two"), "{}", e.reason);
+        let over: toml::Table = "clock = \"fast\"".parse().unwrap();
+        let e = resolve("hosts[0]", "kurmann-pii-400", &[("cpu", &over)]).unwrap_err();
+        assert_eq!(e.path, "hosts[0].cpu.clock");
+        let e = resolve("hosts[0]", "pentium", &[]).unwrap_err();
+        assert_eq!(e.path, "hosts[0].profile");
+    }
+
+    #[test]
+    fn copy_cost_is_bytes_over_bandwidth_times_clock() {
+        let t = resolve("h", "kurmann-pii-400", &[]).unwrap();
+        // 92 MB/s memcpy at 400 MHz: 4096 bytes take 44.5 µs = 17 809 cycles.
+        assert_eq!(t.memory.copy_bandwidth, Bandwidth(92_000_000 * 8));
+        assert_eq!(t.copy_cycles(4096, false), (4096u64 * 400).div_ceil(92));
+        assert_eq!(Cost { cycles: 100, mem: 3 }.total(10), 130);
+    }
+}

@@ -1,0 +1,702 @@
+//! The timed host: when a host has a timing profile, every frame and every
+//! socket call goes through its CPU cores, memory, I/O bus and NIC.
+//!
+//! ```text
+//!  send:  app ─ syscall+socket+copy (task) ─▶ smoltcp ─▶ tcp/ip/device/driver per frame
+//!         ─▶ TX ring ─▶ NIC: descriptor fetch + frame DMA over the bus ─▶ link
+//!         ◀─ TX completion: write-back, (moderated) interrupt, descriptor clean-up
+//!  recv:  link ─▶ NIC RX FIFO ─▶ frame + descriptor DMA into memory ─▶ (moderated)
+//!         interrupt ─▶ per frame driver/device/ip/tcp (softirq) ─▶ smoltcp
+//!         ─▶ wake-up + syscall+socket+copy (task) ─▶ app
+//! ```
+//!
+//! smoltcp still decides *what* happens; this file decides *when*: a frame
+//! reaches smoltcp when the CPU finishes its receive processing, and a frame
+//! smoltcp emits reaches the NIC when the CPU finishes its send processing.
+//! Content (ACK numbers, windows) is fixed when smoltcp emits the frame.
+//! Memory contention: DMA and copies reserve the memory system's bandwidth
+//! first come, first served; a copy that finds it busy stalls the core
+//! (charged as `memory_stall`). Not modelled yet: TSO/LRO, cache pollution
+//! by the stack, the scheduler's run queue beyond one application.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::Serialize;
+use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet};
+
+use super::{Event, Port, Sim};
+use crate::bus::{Bus, BusOp};
+use crate::engine::{Dur, Priority, Time};
+use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, LAYERS};
+use crate::host::timing::{Overflow, Timing};
+use crate::workload::Op;
+
+/// Frames the software queue (qdisc) holds in front of a full TX ring
+/// (Linux's default `txqueuelen`).
+const QDISC_LIMIT: usize = 1000;
+
+/// What happens when a CPU job completes.
+#[derive(Debug)]
+pub(super) enum Next {
+    /// The application's socket call is done: carry it out.
+    AppOp(Op),
+    /// Receive processing of a frame is done: hand it to smoltcp.
+    RxDeliver(Vec<u8>),
+    /// Send processing of a frame is done: post it to the TX ring.
+    TxToRing(Vec<u8>),
+    /// The interrupt handler is done: start the driver's receive work.
+    IrqDone,
+    /// Sent descriptors cleaned: free that many ring slots.
+    TxCleaned(u32),
+    /// A driver batch is done: post that many fresh receive buffers.
+    BatchDone(u32),
+}
+
+/// Counters of a timed host's NIC.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NicStats {
+    /// Frames DMA'd into memory.
+    pub rx_frames: u64,
+    /// Frames DMA'd out of memory and sent.
+    pub tx_frames: u64,
+    /// Frames dropped because the receive FIFO was full.
+    pub rx_fifo_drops: u64,
+    /// Times the NIC paused the link because its FIFO was full.
+    pub pauses: u64,
+    /// Interrupts raised.
+    pub interrupts: u64,
+    /// Most receive descriptors filled and not yet processed at once.
+    pub max_rx_ring_used: u32,
+    /// Most transmit descriptors in use at once.
+    pub max_tx_ring_used: u32,
+    /// Most bytes in the receive FIFO at once.
+    pub max_rx_fifo: u64,
+}
+
+/// NIC state of a timed host.
+#[derive(Debug, Default)]
+pub(super) struct Nic {
+    /// Frames posted to the TX ring, not yet fetched by DMA.
+    tx_ring: VecDeque<Vec<u8>>,
+    /// TX descriptors in use (posted, in DMA, or sent but not cleaned).
+    tx_used: u32,
+    tx_dma_busy: bool,
+    /// Sent frames awaiting clean-up, and when the first of them was sent.
+    tx_done: u32,
+    tx_done_since: Option<Time>,
+    rx_fifo: VecDeque<Vec<u8>>,
+    rx_fifo_bytes: u64,
+    /// Frames held on the wire while the link is paused.
+    rx_held: VecDeque<Vec<u8>>,
+    /// Receive descriptors with a buffer posted.
+    rx_posted: u32,
+    rx_dma_busy: bool,
+    /// Frames in host memory awaiting the driver, with their DMA completion time.
+    rx_done: VecDeque<(Time, Vec<u8>)>,
+    /// Interrupts off while the driver polls (NAPI).
+    masked: bool,
+    last_irq: Option<Time>,
+    irq_generation: u64,
+    irq_armed: Option<Time>,
+    pub(super) stats: NicStats,
+}
+
+/// A host's timing state.
+pub(super) struct Timed {
+    pub(super) timing: Timing,
+    pub(super) cores: Vec<Core<Next>>,
+    pub(super) bus: Bus,
+    pub(super) nic: Nic,
+    memory_free_at: Time,
+    app_busy: bool,
+    tx_jobs: usize,
+    qdisc: VecDeque<Vec<u8>>,
+    stack_blocked: bool,
+    /// Cycles per layer for each message (request/response transaction).
+    pub(super) per_msg: BTreeMap<u64, Breakdown>,
+}
+
+impl Timed {
+    /// Timing state for a host with `timing`, sampling utilisation every `bin`.
+    pub(super) fn new(timing: Timing, bin: Dur) -> Timed {
+        let cores = (0..timing.cpu.cores).map(|_| Core::new(timing.cpu.clock.0, bin)).collect();
+        let nic = Nic { rx_posted: timing.nic.rx_ring, ..Default::default() };
+        Timed {
+            bus: Bus::new(&timing.bus),
+            cores,
+            nic,
+            timing,
+            memory_free_at: Time::ZERO,
+            app_busy: false,
+            tx_jobs: 0,
+            qdisc: VecDeque::new(),
+            stack_blocked: false,
+            per_msg: BTreeMap::new(),
+        }
+    }
+
+    /// Reserve the memory system for `bytes` starting at `now`; returns when done.
+    fn memory(&mut self, now: Time, bytes: u64) -> Time {
+        let bw = self.timing.memory.bandwidth.0;
+        let ps = (u128::from(bytes) * 8 * u128::from(crate::engine::time::PS_PER_S)).div_ceil(u128::from(bw));
+        let start = self.memory_free_at.max(now);
+        self.memory_free_at = start + Dur(ps as u64);
+        self.memory_free_at
+    }
+
+    /// Frames the stack may emit now without overflowing the qdisc.
+    fn credit(&self) -> usize {
+        QDISC_LIMIT.saturating_sub(self.qdisc.len() + self.tx_jobs)
+    }
+
+    fn ring_free(&self) -> bool {
+        self.nic.tx_used < self.timing.nic.tx_ring
+    }
+}
+
+/// Where a CPU job runs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ctx {
+    core: usize,
+    class: Class,
+}
+
+/// L4 protocol and payload length of an Ethernet/IPv4 frame.
+fn l4(frame: &[u8]) -> (Option<IpProtocol>, u64) {
+    let Ok(eth) = EthernetFrame::new_checked(frame) else { return (None, 0) };
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return (None, 0);
+    }
+    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else { return (None, 0) };
+    let payload = ip.payload().len() as u64;
+    (Some(ip.next_header()), payload)
+}
+
+impl Sim {
+    fn timed(&mut self, h: usize) -> &mut Timed {
+        self.timed[h].as_mut().expect("a timed host")
+    }
+
+    pub(super) fn irq_ctx(&self, h: usize) -> Ctx {
+        let t = self.timed[h].as_ref().expect("timed");
+        Ctx { core: t.timing.cpu.irq_core as usize, class: Class::Softirq }
+    }
+
+    /// Submit `job` to core `core` of host `h`.
+    fn submit(&mut self, h: usize, core: usize, now: Time, job: Job<Next>) {
+        if let Some(w) = self.timed(h).cores[core].submit(now, job) {
+            self.sched.at(w.at, Priority::DEVICE, Event::CpuDone(h, core, w.generation));
+        }
+    }
+
+    /// A CPU job finished.
+    pub(super) fn on_cpu_done(
+        &mut self,
+        h: usize,
+        core: usize,
+        generation: u64,
+        now: Time,
+    ) -> Result<(), crate::Error> {
+        let Some((job, next)) = self.timed(h).cores[core].complete(now, generation) else { return Ok(()) };
+        if let Some(w) = next {
+            self.sched.at(w.at, Priority::DEVICE, Event::CpuDone(h, core, w.generation));
+        }
+        if let Some(m) = job.msg {
+            let t = self.timed(h);
+            let row = t.per_msg.entry(m).or_insert([0; LAYERS]);
+            for (r, c) in row.iter_mut().zip(job.charged) {
+                *r += c;
+            }
+        }
+        match job.then {
+            Next::AppOp(op) => {
+                self.apps[h]
+                    .perform(op, now, &mut self.hosts[h])
+                    .map_err(|e| crate::Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
+                self.timed(h).app_busy = false;
+                let app_core = self.timed(h).timing.cpu.app_core as usize;
+                self.timed_poll(h, now, Ctx { core: app_core, class: Class::Task }, false);
+            }
+            Next::RxDeliver(frame) => {
+                self.hosts[h].dev.rx.push_back(frame);
+                let ctx = self.irq_ctx(h);
+                self.timed_poll(h, now, ctx, true);
+            }
+            Next::TxToRing(frame) => {
+                let t = self.timed(h);
+                t.tx_jobs -= 1;
+                if t.ring_free() && t.qdisc.is_empty() {
+                    t.nic.tx_used += 1;
+                    t.nic.stats.max_tx_ring_used = t.nic.stats.max_tx_ring_used.max(t.nic.tx_used);
+                    t.nic.tx_ring.push_back(frame);
+                    self.nic_tx_kick(h, now);
+                } else {
+                    t.qdisc.push_back(frame);
+                }
+            }
+            Next::IrqDone => self.driver_batch(h, now),
+            Next::TxCleaned(n) => {
+                let t = self.timed(h);
+                t.nic.tx_used -= n;
+                while t.ring_free() {
+                    let Some(frame) = t.qdisc.pop_front() else { break };
+                    t.nic.tx_used += 1;
+                    t.nic.tx_ring.push_back(frame);
+                }
+                self.nic_tx_kick(h, now);
+                if self.timed(h).stack_blocked {
+                    let ctx = self.irq_ctx(h);
+                    self.timed_poll(h, now, ctx, false);
+                }
+            }
+            Next::BatchDone(refill) => {
+                let t = self.timed(h);
+                t.nic.rx_posted += refill;
+                if refill > 0 {
+                    t.bus.transfer(now, BusOp::MmioWrite, 4);
+                }
+                self.nic_rx_kick(h, now);
+                let t = self.timed(h);
+                if t.timing.nic.napi && (!t.nic.rx_done.is_empty() || t.nic.tx_done > 0) {
+                    self.driver_batch(h, now);
+                } else {
+                    t.nic.masked = false;
+                    self.irq_check(h, now);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Poll the stack of timed host `h` at `now` in context `ctx`; every
+    /// frame it emits gets its send-path job there. Then let the
+    /// application make its next call (`woken`: it was waiting for data).
+    pub(super) fn timed_poll(&mut self, h: usize, now: Time, ctx: Ctx, woken: bool) {
+        let credit = self.timed(h).credit();
+        self.hosts[h].poll(now, credit);
+        let blocked = self.hosts[h].dev.tx_blocked;
+        self.timed(h).stack_blocked = blocked;
+        let frames = std::mem::take(&mut self.hosts[h].dev.tx);
+        let msg = self.apps[h].current_msg();
+        for frame in frames {
+            let t = self.timed(h);
+            let costs = &t.timing.costs;
+            let (proto, payload) = l4(&frame);
+            let mut pieces = Vec::with_capacity(6);
+            match proto {
+                Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, t.timing.cycles(costs.tcp_tx))),
+                Some(IpProtocol::Udp) => pieces.push((Layer::Udp, t.timing.cycles(costs.udp_tx))),
+                _ => {}
+            }
+            if proto.is_some() {
+                if !t.timing.nic.checksum_offload {
+                    pieces.push((Layer::Checksum, t.timing.checksum_cycles(payload)));
+                }
+                pieces.push((Layer::Ip, t.timing.cycles(costs.ip_tx)));
+            }
+            pieces.push((Layer::Device, t.timing.cycles(costs.device_tx)));
+            pieces.push((Layer::Driver, t.timing.cycles(costs.driver_tx)));
+            t.tx_jobs += 1;
+            let job = Job::new(ctx.class, pieces, Next::TxToRing(frame)).for_msg(msg);
+            self.submit(h, ctx.core, now, job);
+        }
+        self.app_kick(h, now, woken);
+        self.schedule_stack_timer(h, now);
+    }
+
+    /// Start the application's next socket call if it is not in one.
+    fn app_kick(&mut self, h: usize, now: Time, woken: bool) {
+        if self.timed(h).app_busy {
+            return;
+        }
+        let Some(op) = self.apps[h].next_op(now, &mut self.hosts[h]) else { return };
+        let msg = self.apps[h].current_msg();
+        let t = self.timed(h);
+        t.app_busy = true;
+        let c = &t.timing.costs;
+        let mut pieces = Vec::with_capacity(5);
+        let (socket, hot) = match op {
+            Op::Write { .. } => (c.socket_send, op.bytes() <= t.timing.memory.cache_size.0 / 2),
+            // Received data arrived by DMA: it is never in the cache.
+            Op::Read { .. } => (c.socket_recv, false),
+            Op::Close { .. } => (c.socket_send, true),
+        };
+        if woken && matches!(op, Op::Read { .. }) {
+            pieces.push((Layer::Socket, t.timing.cycles(c.wakeup)));
+        }
+        pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
+        pieces.push((Layer::Socket, t.timing.cycles(socket)));
+        let copy = t.timing.copy_cycles(op.bytes(), hot);
+        pieces.push((Layer::Copy, copy));
+        if op.bytes() > 0 {
+            // Read and write of every byte go through the memory system.
+            let core = &t.cores[t.timing.cpu.app_core as usize];
+            let cpu_end = now + core.time_for(copy);
+            let mem_end = t.memory(now, 2 * op.bytes());
+            if mem_end > cpu_end {
+                let stall = t.cores[t.timing.cpu.app_core as usize].cycles_in(mem_end.since(cpu_end));
+                pieces.push((Layer::MemoryStall, stall));
+            }
+        }
+        let core = t.timing.cpu.app_core as usize;
+        let job = Job::new(Class::Task, pieces, Next::AppOp(op)).for_msg(msg);
+        self.submit(h, core, now, job);
+    }
+
+    /// Post sent-path frames to the NIC: fetch descriptor, DMA the frame.
+    pub(super) fn nic_tx_kick(&mut self, h: usize, now: Time) {
+        let Port { link: l, end: d } = self.ports[h];
+        let room = self.links[l].chans[d].free_slots() > 0;
+        let t = self.timed(h);
+        if t.nic.tx_dma_busy || !room {
+            return;
+        }
+        let Some(frame) = t.nic.tx_ring.front() else { return };
+        let len = frame.len() as u64;
+        let desc = t.timing.nic.descriptor.0;
+        let fetched = t.bus.transfer(now, BusOp::DeviceRead, desc);
+        let mut done = t.bus.transfer(fetched, BusOp::DeviceRead, len);
+        done = done.max(t.memory(fetched, len));
+        if let Some(rate) = t.timing.nic.dma_rate {
+            done = done.max(fetched + Dur(rate.ps_for_bits(len * 8).0));
+        }
+        t.nic.tx_dma_busy = true;
+        self.sched.at(done, Priority::WIRE, Event::NicTxDma(h));
+    }
+
+    /// The head TX frame is in the NIC: put it on the link, report completion.
+    pub(super) fn on_nic_tx_dma(&mut self, h: usize, now: Time) -> Result<(), crate::Error> {
+        let t = self.timed(h);
+        t.nic.tx_dma_busy = false;
+        let frame = t.nic.tx_ring.pop_front().expect("a frame was in DMA");
+        t.nic.stats.tx_frames += 1;
+        let desc = t.timing.nic.descriptor.0;
+        t.bus.transfer(now, BusOp::DeviceWrite, desc);
+        t.nic.tx_done += 1;
+        t.nic.tx_done_since.get_or_insert(now);
+        let Port { link: l, end: d } = self.ports[h];
+        self.links[l].chans[d].enqueue(frame);
+        self.start_wire(l, d, now)?;
+        self.nic_tx_kick(h, now);
+        self.irq_check(h, now);
+        Ok(())
+    }
+
+    /// A frame reaches timed host `h`'s NIC from the wire.
+    pub(super) fn nic_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) {
+        let t = self.timed(h);
+        let len = frame.len() as u64;
+        if !t.nic.rx_held.is_empty() || t.nic.rx_fifo_bytes + len > t.timing.nic.rx_fifo.0 {
+            match t.timing.nic.overflow {
+                Overflow::Drop => {
+                    t.nic.stats.rx_fifo_drops += 1;
+                    return;
+                }
+                Overflow::Backpressure => {
+                    t.nic.rx_held.push_back(frame);
+                    self.pause_peer(h, true, now);
+                    return;
+                }
+            }
+        }
+        t.nic.rx_fifo_bytes += len;
+        t.nic.stats.max_rx_fifo = t.nic.stats.max_rx_fifo.max(t.nic.rx_fifo_bytes);
+        t.nic.rx_fifo.push_back(frame);
+        self.nic_rx_kick(h, now);
+    }
+
+    fn pause_peer(&mut self, h: usize, pause: bool, now: Time) {
+        let Port { link: l, end: d } = self.ports[h];
+        let chan = &mut self.links[l].chans[1 - d];
+        if chan.paused == pause {
+            return;
+        }
+        chan.paused = pause;
+        if pause {
+            self.timed(h).nic.stats.pauses += 1;
+        } else {
+            // Restarting the wire cannot fail for lack of a trace here.
+            let _ = self.start_wire(l, 1 - d, now);
+        }
+    }
+
+    /// Start the next receive DMA if a frame waits and a buffer is posted.
+    fn nic_rx_kick(&mut self, h: usize, now: Time) {
+        let t = self.timed(h);
+        if t.nic.rx_dma_busy || t.nic.rx_posted == 0 {
+            return;
+        }
+        let Some(frame) = t.nic.rx_fifo.front() else { return };
+        let len = frame.len() as u64;
+        let desc = t.timing.nic.descriptor.0;
+        let data = t.bus.transfer(now, BusOp::DeviceWrite, len);
+        let mut done = t.bus.transfer(data, BusOp::DeviceWrite, desc);
+        done = done.max(t.memory(now, len));
+        if let Some(rate) = t.timing.nic.dma_rate {
+            done = done.max(now + Dur(rate.ps_for_bits(len * 8).0));
+        }
+        t.nic.rx_posted -= 1;
+        t.nic.rx_dma_busy = true;
+        self.sched.at(done, Priority::WIRE, Event::NicRxDma(h));
+    }
+
+    /// The head RX frame is in host memory.
+    pub(super) fn on_nic_rx_dma(&mut self, h: usize, now: Time) {
+        let t = self.timed(h);
+        t.nic.rx_dma_busy = false;
+        let frame = t.nic.rx_fifo.pop_front().expect("a frame was in DMA");
+        t.nic.rx_fifo_bytes -= frame.len() as u64;
+        t.nic.stats.rx_frames += 1;
+        t.nic.rx_done.push_back((now, frame));
+        let used = t.timing.nic.rx_ring - t.nic.rx_posted;
+        t.nic.stats.max_rx_ring_used = t.nic.stats.max_rx_ring_used.max(used);
+        // Frames held on the wire move into the freed FIFO space.
+        while let Some(next) = t.nic.rx_held.front() {
+            if t.nic.rx_fifo_bytes + next.len() as u64 > t.timing.nic.rx_fifo.0 {
+                break;
+            }
+            let next = t.nic.rx_held.pop_front().expect("peeked");
+            t.nic.rx_fifo_bytes += next.len() as u64;
+            t.nic.rx_fifo.push_back(next);
+        }
+        if self.timed(h).nic.rx_held.is_empty() {
+            self.pause_peer(h, false, now);
+        }
+        self.nic_rx_kick(h, now);
+        self.irq_check(h, now);
+    }
+
+    /// Raise an interrupt now, or arm the moderation timer, or do nothing.
+    pub(super) fn irq_check(&mut self, h: usize, now: Time) {
+        let t = self.timed(h);
+        if t.nic.masked {
+            return;
+        }
+        let m = &t.timing.nic.moderation;
+        let mut due: Option<Time> = None;
+        if let (Some((first, _)), Some((last, _))) = (t.nic.rx_done.front(), t.nic.rx_done.back()) {
+            let rx = if t.nic.rx_done.len() as u32 >= m.rx_packets {
+                *last
+            } else {
+                let mut at = Time(u64::MAX);
+                if m.rx_abs_delay.0 > 0 {
+                    at = at.min(*first + m.rx_abs_delay.dur());
+                }
+                if m.rx_delay.0 > 0 {
+                    at = at.min(*last + m.rx_delay.dur());
+                }
+                at
+            };
+            due = Some(rx);
+        }
+        if let Some(first) = t.nic.tx_done_since {
+            let tx = first + m.tx_delay.dur();
+            due = Some(due.map_or(tx, |d| d.min(tx)));
+        }
+        let Some(mut at) = due else { return };
+        if let Some(last) = t.nic.last_irq {
+            at = at.max(last + m.min_interval.dur());
+        }
+        let at = at.max(now);
+        if at == now {
+            self.raise_irq(h, now);
+        } else if t.nic.irq_armed.is_none_or(|armed| armed > at) {
+            t.nic.irq_generation += 1;
+            t.nic.irq_armed = Some(at);
+            let g = t.nic.irq_generation;
+            self.sched.at(at, Priority::DEVICE, Event::NicIrq(h, g));
+        }
+    }
+
+    /// The moderation timer fired.
+    pub(super) fn on_nic_irq_timer(&mut self, h: usize, generation: u64, now: Time) {
+        let t = self.timed(h);
+        if generation != t.nic.irq_generation {
+            return;
+        }
+        t.nic.irq_armed = None;
+        self.irq_check(h, now);
+    }
+
+    fn raise_irq(&mut self, h: usize, now: Time) {
+        let msg = self.apps[h].current_msg();
+        let t = self.timed(h);
+        t.nic.irq_armed = None;
+        t.nic.irq_generation += 1;
+        t.nic.last_irq = Some(now);
+        t.nic.stats.interrupts += 1;
+        t.nic.tx_done_since = None;
+        if t.timing.nic.napi {
+            t.nic.masked = true;
+        }
+        let core = t.timing.cpu.irq_core as usize;
+        t.cores[core].note_interrupt();
+        let cpu = &t.timing.cpu;
+        let pieces = vec![
+            (Layer::Interrupt, cpu.interrupt_entry),
+            (Layer::Interrupt, t.timing.cycles(t.timing.costs.interrupt)),
+            (Layer::Interrupt, cpu.interrupt_exit),
+        ];
+        let job = Job::new(Class::Irq, pieces, Next::IrqDone).for_msg(msg);
+        self.submit(h, core, now, job);
+    }
+
+    /// The driver's work after an interrupt (or another NAPI round): receive
+    /// processing per frame, clean-up of sent descriptors, buffer refill.
+    fn driver_batch(&mut self, h: usize, now: Time) {
+        let msg = self.apps[h].current_msg();
+        let t = self.timed(h);
+        let budget = if t.timing.nic.napi { t.timing.nic.napi_budget as usize } else { usize::MAX };
+        let take = t.nic.rx_done.len().min(budget);
+        let frames: Vec<Vec<u8>> = t.nic.rx_done.drain(..take).map(|(_, f)| f).collect();
+        let cleaned = std::mem::take(&mut t.nic.tx_done);
+        t.nic.tx_done_since = None;
+        let core = t.timing.cpu.irq_core as usize;
+        let mut jobs = Vec::with_capacity(frames.len() + 2);
+        for frame in frames {
+            let t = self.timed(h);
+            let costs = &t.timing.costs;
+            let (proto, payload) = l4(&frame);
+            let mut pieces = vec![
+                (Layer::Driver, t.timing.cycles(costs.driver_rx)),
+                (Layer::Device, t.timing.cycles(costs.device_rx)),
+            ];
+            if proto.is_some() {
+                pieces.push((Layer::Ip, t.timing.cycles(costs.ip_rx)));
+                if !t.timing.nic.checksum_offload {
+                    pieces.push((Layer::Checksum, t.timing.checksum_cycles(payload)));
+                }
+            }
+            match proto {
+                Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, t.timing.cycles(costs.tcp_rx))),
+                Some(IpProtocol::Udp) => pieces.push((Layer::Udp, t.timing.cycles(costs.udp_rx))),
+                _ => {}
+            }
+            jobs.push(Job::new(Class::Softirq, pieces, Next::RxDeliver(frame)).for_msg(msg));
+        }
+        let t = self.timed(h);
+        if cleaned > 0 {
+            let c = t.timing.cycles(t.timing.costs.driver_tx_clean) * u64::from(cleaned);
+            jobs.push(Job::new(Class::Softirq, vec![(Layer::Driver, c)], Next::TxCleaned(cleaned)).for_msg(msg));
+        }
+        let refill = t.timing.cycles(t.timing.costs.driver_refill) * take as u64;
+        jobs.push(Job::new(Class::Softirq, vec![(Layer::Driver, refill)], Next::BatchDone(take as u32)).for_msg(msg));
+        for job in jobs {
+            self.submit(h, core, now, job);
+        }
+    }
+}
+
+/// One core's share of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoreReport {
+    /// Core index.
+    pub core: usize,
+    /// Busy fraction of the run.
+    pub utilization: f64,
+    /// Hard interrupts taken.
+    pub interrupts: u64,
+    /// Interrupts per simulated second.
+    pub interrupts_per_s: f64,
+    /// Cycles per layer (layers with none are left out).
+    pub cycles: BTreeMap<&'static str, u64>,
+    /// Busy fraction per `run.sample_interval` bin.
+    pub utilization_series: Vec<f64>,
+}
+
+/// Per-layer cycles of the average message (request/response transaction).
+#[derive(Debug, Clone, Serialize)]
+pub struct MessageReport {
+    /// Messages seen.
+    pub count: u64,
+    /// Mean cycles per layer per message.
+    pub mean_cycles: BTreeMap<&'static str, f64>,
+    /// Mean total cycles per message.
+    pub mean_total: f64,
+}
+
+/// Everything the timing model measured on one host.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimingReport {
+    /// The profile's description.
+    pub profile: String,
+    /// Mean busy fraction over all cores.
+    pub cpu_utilization: f64,
+    /// Cycles per layer, all cores.
+    pub cycles: BTreeMap<&'static str, u64>,
+    /// Per core.
+    pub cores: Vec<CoreReport>,
+    /// NIC counters.
+    pub nic: NicStats,
+    /// Bus counters.
+    pub bus: crate::bus::BusStats,
+    /// Busy fraction of the bus (its busiest resource).
+    pub bus_utilization: f64,
+    /// Per-message breakdown (request/response only).
+    pub messages: Option<MessageReport>,
+}
+
+fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
+    Layer::ALL.iter().filter(|l| b[l.index()] > 0).map(|l| (l.name(), b[l.index()])).collect()
+}
+
+impl Sim {
+    /// The timing report of host `h` over a run that lasted until `until`.
+    pub fn timing_report(&self, h: usize, until: Time) -> Option<TimingReport> {
+        let t = self.timed[h].as_ref()?;
+        let secs = until.as_secs_f64().max(1e-18);
+        let bin = t.cores.first().map_or(0, |c| c.bin_ps());
+        let mut total: Breakdown = [0; LAYERS];
+        let cores: Vec<CoreReport> = t
+            .cores
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                for (sum, v) in total.iter_mut().zip(c.stats.cycles) {
+                    *sum += v;
+                }
+                CoreReport {
+                    core: i,
+                    utilization: c.stats.busy_ps as f64 / until.ps().max(1) as f64,
+                    interrupts: c.stats.interrupts,
+                    interrupts_per_s: c.stats.interrupts as f64 / secs,
+                    cycles: named(&c.stats.cycles),
+                    utilization_series: c.series.iter().map(|&b| b as f64 / bin.max(1) as f64).collect(),
+                }
+            })
+            .collect();
+        let messages = (!t.per_msg.is_empty()).then(|| {
+            let n = t.per_msg.len() as f64;
+            let mut mean: Breakdown = [0; LAYERS];
+            for row in t.per_msg.values() {
+                for (m, v) in mean.iter_mut().zip(row) {
+                    *m += v;
+                }
+            }
+            MessageReport {
+                count: t.per_msg.len() as u64,
+                mean_cycles: Layer::ALL
+                    .iter()
+                    .filter(|l| mean[l.index()] > 0)
+                    .map(|l| (l.name(), mean[l.index()] as f64 / n))
+                    .collect(),
+                mean_total: mean.iter().sum::<u64>() as f64 / n,
+            }
+        });
+        Some(TimingReport {
+            profile: t.timing.description.clone(),
+            cpu_utilization: cores.iter().map(|c| c.utilization).sum::<f64>() / cores.len() as f64,
+            cycles: named(&total),
+            cores,
+            nic: t.nic.stats.clone(),
+            bus: t.bus.stats().clone(),
+            bus_utilization: t.bus.utilization(until),
+            messages,
+        })
+    }
+
+    /// Cycles per layer of message `msg` on host `h` (timed hosts only).
+    pub fn message_breakdown(&self, h: usize, msg: u64) -> Option<Breakdown> {
+        self.timed[h].as_ref()?.per_msg.get(&msg).copied()
+    }
+}

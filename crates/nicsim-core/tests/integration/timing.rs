@@ -1,0 +1,179 @@
+//! Timed hosts: the CPU, memory, bus and NIC models obey physics, and the
+//! Kurmann profile lands near the study's calibration point.
+
+use nicsim_core::api::Report;
+use nicsim_core::sim::TimingReport;
+use nicsim_core::{run_toml, RunOptions};
+
+use crate::ideal::{bulk, config_error, run};
+
+/// Two hosts with `profile`, each with `host` override lines, on a link.
+fn timed_pair(profile: &str, host_a: &str, host_b: &str, link: &str, workload: &str) -> String {
+    format!(
+        "[[hosts]]\nname = \"a\"\nprofile = \"{profile}\"\n{host_a}\n[[hosts]]\nname = \"b\"\nprofile = \"{profile}\"\n{host_b}\n\
+         [[links]]\nendpoints = [\"a\", \"b\"]\n{link}\n{workload}\n"
+    )
+}
+
+fn timing(r: &Report, host: usize) -> &TimingReport {
+    r.hosts[host].timing.as_ref().expect("a timed host reports its timing")
+}
+
+fn rr(transactions: u64) -> String {
+    format!("[workload.request_response]\nclient = \"a\"\nserver = \"b\"\ntransactions = {transactions}\n")
+}
+
+/// Megabytes (10^6) per second of application data.
+fn mb_per_s(r: &Report) -> f64 {
+    r.summary.goodput_bps / 8e6
+}
+
+/// CPU time per transaction on `host`, seconds.
+fn cpu_per_transaction(r: &Report, host: usize) -> f64 {
+    let t = timing(r, host);
+    let busy: f64 = t.cores.iter().map(|c| c.utilization).sum::<f64>() * r.summary.sim_time_s;
+    busy / r.summary.transactions.unwrap() as f64
+}
+
+#[test]
+fn kurmann_standard_stack_lands_near_the_studys_42_mb_per_s() {
+    let r = run(&timed_pair("kurmann-pii-400", "", "", "rate = \"1Gbps\"", &bulk("8MiB")));
+    let mbs = mb_per_s(&r);
+    assert!((42.0 * 0.9..=42.0 * 1.1).contains(&mbs), "standard TCP at {mbs:.1} MB/s, study: about 42");
+    // The receiver is the bottleneck: its CPU is saturated, the PCI bus is not.
+    assert!(timing(&r, 1).cpu_utilization > 0.95);
+    assert!(timing(&r, 1).bus_utilization < 0.6);
+}
+
+#[test]
+fn doubling_the_clock_halves_cpu_bound_per_message_time() {
+    let slow = run(&timed_pair("kurmann-pii-400", "", "", "", &rr(50)));
+    let fast = run(&timed_pair(
+        "kurmann-pii-400",
+        "cpu = { clock = \"800MHz\" }",
+        "cpu = { clock = \"800MHz\" }",
+        "",
+        &rr(50),
+    ));
+    for host in 0..2 {
+        let ratio = cpu_per_transaction(&slow, host) / cpu_per_transaction(&fast, host);
+        assert!((ratio - 2.0).abs() < 0.02, "host {host}: CPU time per transaction fell by {ratio}, not 2");
+    }
+    // Latency falls too, but not by half: the wire and the bus do not speed up.
+    let (s, f) = (slow.summary.p50_latency_s.unwrap(), fast.summary.p50_latency_s.unwrap());
+    assert!(f < s && f > s / 2.0, "RTT {s} -> {f}");
+}
+
+#[test]
+fn a_dma_bound_transfer_cannot_exceed_the_pci_bus() {
+    // Make the CPUs and memory almost free: only the 32-bit/33 MHz PCI bus
+    // (126 MB/s for large bursts) limits a 10 Gb/s link.
+    let fast = "cpu = { clock = \"100GHz\" }\nmemory = { copy_bandwidth = \"100GB/s\", cached_copy_bandwidth = \"100GB/s\", bandwidth = \"1000GB/s\" }";
+    let r = run(&timed_pair("kurmann-pii-400", fast, fast, "rate = \"10Gbps\"", &bulk("8MiB")));
+    let mbs = mb_per_s(&r);
+    assert!(mbs < 126.0, "{mbs:.1} MB/s through a 126 MB/s bus");
+    assert!(mbs > 126.0 * 0.8, "{mbs:.1} MB/s: the bus, not something else, should limit");
+    assert!(timing(&r, 1).bus_utilization > 0.9);
+}
+
+#[test]
+fn a_copy_bound_receiver_is_limited_by_its_copy_bandwidth() {
+    let fast = "cpu = { clock = \"100GHz\" }\nmemory = { copy_bandwidth = \"100GB/s\", cached_copy_bandwidth = \"100GB/s\", bandwidth = \"1000GB/s\" }";
+    let slow_copy = "cpu = { clock = \"100GHz\" }\nmemory = { copy_bandwidth = \"30MB/s\", bandwidth = \"1000GB/s\" }";
+    let r = run(&timed_pair("kurmann-pii-400", fast, slow_copy, "rate = \"1Gbps\"", &bulk("4MiB")));
+    let mbs = mb_per_s(&r);
+    assert!(mbs <= 30.0 * 1.001, "{mbs:.2} MB/s past a 30 MB/s copy");
+    assert!(mbs > 30.0 * 0.95, "{mbs:.2} MB/s: the copy should be the only limit");
+    let copy = timing(&r, 1).cycles["copy"] as f64;
+    let all: u64 = timing(&r, 1).cycles.values().sum();
+    assert!(copy / all as f64 > 0.95);
+}
+
+#[test]
+fn interrupt_moderation_cuts_the_interrupt_rate_by_its_factor() {
+    let nic = |m: &str| format!("nic = {{ napi = false, moderation = {m} }}");
+    let every = nic("{ rx_packets = 1, tx_delay = \"200us\", min_interval = \"0ns\" }");
+    let eight = nic("{ rx_packets = 8, rx_abs_delay = \"200us\", tx_delay = \"200us\", min_interval = \"0ns\" }");
+    let link = "rate = \"10Gbps\"";
+    let base = run(&timed_pair("modern-x86-pcie", &every, &every, link, &bulk("16MiB")));
+    let moderated = run(&timed_pair("modern-x86-pcie", &eight, &eight, link, &bulk("16MiB")));
+    let rate = |r: &Report| timing(r, 1).cores.iter().map(|c| c.interrupts_per_s).sum::<f64>();
+    let per_frame = |r: &Report| timing(r, 1).nic.interrupts as f64 / timing(r, 1).nic.rx_frames as f64;
+    assert!(per_frame(&base) >= 0.9, "without moderation about one interrupt per frame, got {}", per_frame(&base));
+    let factor = per_frame(&base) / per_frame(&moderated);
+    assert!((6.0..=10.0).contains(&factor), "interrupts per frame fell by {factor}, configured 8");
+    assert!(rate(&moderated) < rate(&base) / 4.0);
+}
+
+#[test]
+fn every_cycle_belongs_to_a_message_and_adds_up_to_the_cpu_time() {
+    let r = run(&timed_pair("kurmann-pii-400", "", "", "", &rr(20)));
+    for host in 0..2 {
+        let t = timing(&r, host);
+        let m = t.messages.as_ref().expect("request/response reports messages");
+        let per_message_total = m.mean_total * m.count as f64;
+        let core_total: u64 = t.cycles.values().sum();
+        assert_eq!(
+            per_message_total.round() as u64,
+            core_total,
+            "host {host}: per-message breakdowns cover all cycles"
+        );
+        // And those cycles are the busy time: at 400 MHz, 2.5 ns per cycle
+        // (each job rounds up to a whole picosecond).
+        let busy_s: f64 = t.cores.iter().map(|c| c.utilization).sum::<f64>() * r.summary.sim_time_s;
+        let cycles_s = core_total as f64 / 400e6;
+        assert!((busy_s - cycles_s).abs() < 1e-9 + cycles_s * 1e-6, "host {host}: busy {busy_s} s vs {cycles_s} s");
+    }
+}
+
+#[test]
+fn probes_never_change_timing() {
+    let text = timed_pair("kurmann-pii-400", "", "", "", &bulk("1MiB"));
+    let plain = run(&text);
+    let dir = std::env::temp_dir().join(format!("nicsim-probe-{}", std::process::id()));
+    let traced = run_toml(&text, &RunOptions { pcap_dir: Some(dir.clone()), ..Default::default() }).unwrap();
+    let finer = run(&(text.clone() + "[run]\nsample_interval = \"10us\"\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    for other in [&traced, &finer] {
+        assert_eq!(other.summary.duration_s, plain.summary.duration_s);
+        assert_eq!(other.summary.events, plain.summary.events);
+        for h in 0..2 {
+            assert_eq!(timing(other, h).cycles, timing(&plain, h).cycles);
+            assert_eq!(timing(other, h).nic.interrupts, timing(&plain, h).nic.interrupts);
+        }
+    }
+}
+
+#[test]
+fn timed_and_ideal_hosts_share_a_link() {
+    let text = "[[hosts]]\nname = \"a\"\nprofile = \"modern-x86-pcie\"\n[[hosts]]\nname = \"b\"\n\
+                [[links]]\nendpoints = [\"a\", \"b\"]\n"
+        .to_string()
+        + &bulk("4MiB");
+    let r = run(&text);
+    assert!(r.summary.verified);
+    assert!(r.hosts[0].timing.is_some() && r.hosts[1].timing.is_none());
+}
+
+#[test]
+fn profile_errors_name_their_field() {
+    let e = config_error(&timed_pair("kurmann-pii-400", "nic = { rx_ring = 100 }", "", "", &bulk("1MB")));
+    assert_eq!(e.path, "hosts[0].nic.rx_ring");
+    let e = config_error(&timed_pair("kurmann-pii-400", "", "cpu = { clock = \"1Gbps\" }", "", &bulk("1MB")));
+    assert_eq!(e.path, "hosts[1].cpu.clock");
+    let e = config_error(&timed_pair("no-such-machine", "", "", "", &bulk("1MB")));
+    assert_eq!(e.path, "hosts[0].profile");
+    let e = config_error(&timed_pair(
+        "kurmann-pii-400",
+        "bus = { kind = \"pcie\", gen = 3, lanes = 3 }",
+        "",
+        "",
+        &bulk("1MB"),
+    ));
+    assert_eq!(e.path, "hosts[0].bus.lanes");
+    let ideal_override = "[[hosts]]\nname = \"a\"\ncpu = { clock = \"1GHz\" }\n[[hosts]]\nname = \"b\"\n\
+                          [[links]]\nendpoints = [\"a\", \"b\"]\n"
+        .to_string()
+        + &bulk("1MB");
+    assert_eq!(config_error(&ideal_override).path, "hosts[0].cpu");
+}
