@@ -14,6 +14,7 @@ use crate::engine::{Dur, Time};
 use crate::error::Error;
 use crate::host::HostStats;
 use crate::link::{goodput_ceiling, ChannelStats};
+use crate::probe::observer::{Observer, Probes};
 use crate::sim::Sim;
 use crate::workload::{App, FlowReport};
 
@@ -162,8 +163,31 @@ pub fn pattern_bytes(seed: u64, stream: u64, offset: u64, length: usize) -> Vec<
 
 /// Run a validated scenario.
 pub fn run_scenario(s: &Scenario, opts: &RunOptions) -> Result<Report, Error> {
+    run_observed(s, opts, None).map(|(report, _)| report)
+}
+
+/// Parse, validate and run a scenario, feeding named events to `observer`
+/// (see [`crate::probe::observer`]); the observer is handed back.
+pub fn run_toml_observed(
+    text: &str,
+    opts: &RunOptions,
+    observer: Box<dyn Observer>,
+) -> Result<(Report, Box<dyn Observer>), Error> {
+    let scenario = config::parse(text)?;
+    let (report, observer) = run_observed(&scenario, opts, Some(observer))?;
+    Ok((report, observer.expect("the observer given is handed back")))
+}
+
+fn run_observed(
+    s: &Scenario,
+    opts: &RunOptions,
+    observer: Option<Box<dyn Observer>>,
+) -> Result<(Report, Option<Box<dyn Observer>>), Error> {
     let seed = opts.seed.unwrap_or(s.seed);
     let mut sim = Sim::build(s, seed, opts.pcap_dir.as_deref())?;
+    if let Some(o) = observer {
+        sim.probes = Probes::new(o);
+    }
     let max_prop = s.links.iter().map(|l| l.propagation.0).max().unwrap_or(0);
     let drain = Dur(1_000_000_000u64.max(8 * max_prop));
     sim.run(Time::ZERO + s.run.time_limit.dur(), drain)?;
@@ -175,7 +199,8 @@ pub fn run_scenario(s: &Scenario, opts: &RunOptions) -> Result<Report, Error> {
             progress(&sim)
         )));
     };
-    Ok(report(s, opts, &sim, finished, pcaps))
+    let report = report(s, opts, &sim, finished, pcaps);
+    Ok((report, std::mem::take(&mut sim.probes).into_observer()))
 }
 
 fn progress(sim: &Sim) -> String {

@@ -151,6 +151,11 @@ impl<T> Job<T> {
         self.pieces[self.at..].iter().map(|p| p.1).sum::<u64>() - self.done
     }
 
+    /// Scheduling class.
+    pub fn class(&self) -> Class {
+        self.class
+    }
+
     /// Total cycles of the job.
     pub fn total(&self) -> u64 {
         self.pieces.iter().map(|p| p.1).sum()

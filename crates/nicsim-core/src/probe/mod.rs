@@ -3,6 +3,8 @@
 //! * [`pcap::Trace`] — one pcap per link, nanosecond timestamps.
 //! * [`wire::TcpMonitor`] — per-flow TCP analysis of frames as they go on
 //!   the wire (data segments, retransmissions), like tshark's analysis.
+//! * [`observer::Observer`] — user probes on named events (Python callbacks).
 
+pub mod observer;
 pub mod pcap;
 pub mod wire;

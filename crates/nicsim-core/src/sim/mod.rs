@@ -23,6 +23,7 @@ use crate::engine::{Dur, Priority, Scheduler, Time};
 use crate::error::Error;
 use crate::host::Host;
 use crate::link::Channel;
+use crate::probe::observer::{self, Probes};
 use crate::probe::pcap::Trace;
 use crate::probe::wire::TcpMonitor;
 use crate::workload::{self, App};
@@ -84,6 +85,8 @@ pub struct Sim {
     pub finished_at: Option<Time>,
     /// The seed of this run.
     pub seed: u64,
+    /// User probes.
+    pub probes: Probes,
 }
 
 /// Safety bound on back-to-back stack/application rounds within one poll.
@@ -144,6 +147,7 @@ impl Sim {
             polls: vec![Vec::new(); n],
             finished_at: None,
             seed,
+            probes: Probes::default(),
         };
         for h in 0..n {
             sim.request_poll(h, Time::ZERO);
@@ -195,6 +199,7 @@ impl Sim {
                 if self.timed[h].is_some() {
                     self.nic_arrive(h, frame, now);
                 } else {
+                    self.note_deliver(h, frame.len(), now);
                     self.hosts[h].dev.rx.push_back(frame);
                     self.request_poll(h, now);
                 }
@@ -234,6 +239,10 @@ impl Sim {
         let link = &mut self.links[l];
         if let Some((time, frame)) = link.chans[d].start() {
             link.monitors[d].observe(frame);
+            if self.probes.wants(observer::FRAME) {
+                let fields = [("link", l as f64), ("direction", d as f64), ("bytes", frame.len() as f64)];
+                self.probes.emit(observer::FRAME, now, &self.hosts[link.ends[d]].name, &fields);
+            }
             if let Some(trace) = link.trace.as_mut() {
                 trace.record(now, frame)?;
             }
@@ -252,9 +261,7 @@ impl Sim {
             self.hosts[h].poll(now, credit);
             let mut progressed = false;
             while let Some(op) = self.apps[h].next_op(now, &mut self.hosts[h]) {
-                self.apps[h]
-                    .perform(op, now, &mut self.hosts[h])
-                    .map_err(|e| Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
+                self.perform(h, op, now)?;
                 progressed = true;
             }
             let frames = std::mem::take(&mut self.hosts[h].dev.tx);
@@ -284,6 +291,30 @@ impl Sim {
                 self.request_poll(h, Time((now.ps() / us + 1) * us))
             }
             _ => {}
+        }
+    }
+
+    /// Carry out application call `op` on host `h` at `now`.
+    fn perform(&mut self, h: usize, op: crate::workload::Op, now: Time) -> Result<(), Error> {
+        self.apps[h]
+            .perform(op, now, &mut self.hosts[h])
+            .map_err(|e| Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
+        if self.probes.wants(observer::CALL) {
+            let kind = match op {
+                crate::workload::Op::Write { .. } => 0.0,
+                crate::workload::Op::Read { .. } => 1.0,
+                crate::workload::Op::Close { .. } => 2.0,
+            };
+            let fields = [("op", kind), ("bytes", op.bytes() as f64)];
+            self.probes.emit(observer::CALL, now, &self.hosts[h].name, &fields);
+        }
+        Ok(())
+    }
+
+    /// A frame of `bytes` reaches host `h`'s stack.
+    fn note_deliver(&mut self, h: usize, bytes: usize, now: Time) {
+        if self.probes.wants(observer::DELIVER) {
+            self.probes.emit(observer::DELIVER, now, &self.hosts[h].name, &[("bytes", bytes as f64)]);
         }
     }
 

@@ -29,6 +29,7 @@ use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, LAYERS};
 use crate::host::timing::{Overflow, Timing};
+use crate::probe::observer;
 use crate::workload::Op;
 
 /// Frames the software queue (qdisc) holds in front of a full TX ring
@@ -201,6 +202,10 @@ impl Sim {
         if let Some(w) = next {
             self.sched.at(w.at, Priority::DEVICE, Event::CpuDone(h, core, w.generation));
         }
+        if self.probes.wants(observer::JOB) {
+            let fields = [("core", core as f64), ("cycles", job.total() as f64), ("class", job.class() as u8 as f64)];
+            self.probes.emit(observer::JOB, now, &self.hosts[h].name, &fields);
+        }
         if let Some(m) = job.msg {
             let t = self.timed(h);
             let row = t.per_msg.entry(m).or_insert([0; LAYERS]);
@@ -210,14 +215,13 @@ impl Sim {
         }
         match job.then {
             Next::AppOp(op) => {
-                self.apps[h]
-                    .perform(op, now, &mut self.hosts[h])
-                    .map_err(|e| crate::Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
+                self.perform(h, op, now)?;
                 self.timed(h).app_busy = false;
                 let app_core = self.timed(h).timing.cpu.app_core as usize;
                 self.timed_poll(h, now, Ctx { core: app_core, class: Class::Task }, false);
             }
             Next::RxDeliver(frame) => {
+                self.note_deliver(h, frame.len(), now);
                 self.hosts[h].dev.rx.push_back(frame);
                 let ctx = self.irq_ctx(h);
                 self.timed_poll(h, now, ctx, true);
@@ -531,6 +535,10 @@ impl Sim {
         }
         let core = t.timing.cpu.irq_core as usize;
         t.cores[core].note_interrupt();
+        if self.probes.wants(observer::INTERRUPT) {
+            self.probes.emit(observer::INTERRUPT, now, &self.hosts[h].name, &[("core", core as f64)]);
+        }
+        let t = self.timed(h);
         let cpu = &t.timing.cpu;
         let pieces = vec![
             (Layer::Interrupt, cpu.interrupt_entry),

@@ -177,3 +177,35 @@ fn profile_errors_name_their_field() {
         + &bulk("1MB");
     assert_eq!(config_error(&ideal_override).path, "hosts[0].cpu");
 }
+
+#[test]
+fn observers_see_every_named_event_and_change_nothing() {
+    use nicsim_core::probe::observer::{Observer, ProbeEvent};
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+    use std::rc::Rc;
+
+    type Counts = Rc<RefCell<BTreeMap<&'static str, u64>>>;
+    struct Count(Counts);
+    impl Observer for Count {
+        fn wants(&self, name: &str) -> bool {
+            name != "job"
+        }
+        fn on_event(&mut self, e: &ProbeEvent<'_>) {
+            *self.0.borrow_mut().entry(e.name).or_default() += 1;
+        }
+    }
+    let text = timed_pair("kurmann-pii-400", "", "", "", &rr(30));
+    let plain = run(&text);
+    let counts: Counts = Rc::default();
+    let (seen, _) =
+        nicsim_core::api::run_toml_observed(&text, &RunOptions::default(), Box::new(Count(counts.clone()))).unwrap();
+    assert_eq!(seen.to_json(), plain.to_json(), "an observer must not change the run");
+    let counts = counts.borrow();
+    assert_eq!(counts["frame"], plain.summary.frames);
+    let interrupts: u64 = (0..2).map(|h| timing(&plain, h).nic.interrupts).sum();
+    assert_eq!(counts["interrupt"], interrupts);
+    assert!(!counts.contains_key("job"), "events nobody asked for are not produced");
+    assert!(counts["call"] >= 2 * 30, "every request and response is at least one call");
+    assert!(counts["deliver"] > 0);
+}
