@@ -106,6 +106,18 @@ pub const LAYERS: usize = Layer::ALL.len();
 /// Cycles per layer.
 pub type Breakdown = [u64; LAYERS];
 
+/// Which path of the stack a job serves, for send/receive breakdowns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Path {
+    /// Sending application data (the call, its segments, their clean-up).
+    Send = 0,
+    /// Receiving (interrupts, receive processing, ACKs sent for it, the call).
+    Receive = 1,
+    /// Neither (connection set-up and tear-down).
+    Other = 2,
+}
+
 /// Scheduling class; lower runs first and preempts higher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Class {
@@ -130,6 +142,8 @@ pub struct Job<T> {
     pub msg: Option<u64>,
     /// Cycles this job has been charged, per layer.
     pub charged: Breakdown,
+    /// Stack path the job serves.
+    pub path: Path,
     /// Continuation handed back when the job completes.
     pub then: T,
 }
@@ -137,7 +151,13 @@ pub struct Job<T> {
 impl<T> Job<T> {
     /// A job of `class` made of `pieces`, continuing with `then`.
     pub fn new(class: Class, pieces: Vec<(Layer, u64)>, then: T) -> Self {
-        Job { pieces, at: 0, done: 0, class, msg: None, charged: [0; LAYERS], then }
+        Job { pieces, at: 0, done: 0, class, msg: None, charged: [0; LAYERS], path: Path::Other, then }
+    }
+
+    /// Mark the stack path the job serves.
+    pub fn on(mut self, path: Path) -> Self {
+        self.path = path;
+        self
     }
 
     /// Attribute the job to message `msg`.

@@ -27,7 +27,7 @@ use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet};
 use super::{Event, Port, Sim};
 use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, Priority, Time};
-use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, LAYERS};
+use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
 use crate::host::timing::{Overflow, Timing};
 use crate::probe::observer;
 use crate::workload::Op;
@@ -113,8 +113,10 @@ pub(super) struct Timed {
     tx_jobs: usize,
     qdisc: VecDeque<Vec<u8>>,
     stack_blocked: bool,
-    /// Cycles per layer for each message (request/response transaction).
-    pub(super) per_msg: BTreeMap<u64, Breakdown>,
+    /// Cycles per layer for each message (request/response transaction) and path.
+    pub(super) per_msg: BTreeMap<(u64, Path), Breakdown>,
+    /// Cycles per layer of completed jobs, per path (send, receive, other).
+    pub(super) per_path: [Breakdown; 3],
 }
 
 impl Timed {
@@ -133,6 +135,7 @@ impl Timed {
             qdisc: VecDeque::new(),
             stack_blocked: false,
             per_msg: BTreeMap::new(),
+            per_path: [[0; LAYERS]; 3],
         }
     }
 
@@ -162,15 +165,24 @@ pub(super) struct Ctx {
     class: Class,
 }
 
-/// L4 protocol and payload length of an Ethernet/IPv4 frame.
-fn l4(frame: &[u8]) -> (Option<IpProtocol>, u64) {
-    let Ok(eth) = EthernetFrame::new_checked(frame) else { return (None, 0) };
+/// L4 protocol, IP payload length and application payload length of an
+/// Ethernet/IPv4 frame.
+fn l4(frame: &[u8]) -> (Option<IpProtocol>, u64, u64) {
+    use smoltcp::wire::TcpPacket;
+    let Ok(eth) = EthernetFrame::new_checked(frame) else { return (None, 0, 0) };
     if eth.ethertype() != EthernetProtocol::Ipv4 {
-        return (None, 0);
+        return (None, 0, 0);
     }
-    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else { return (None, 0) };
+    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else { return (None, 0, 0) };
     let payload = ip.payload().len() as u64;
-    (Some(ip.next_header()), payload)
+    let data = match ip.next_header() {
+        IpProtocol::Tcp if ip.frag_offset() == 0 => {
+            TcpPacket::new_checked(ip.payload()).map_or(0, |t| t.payload().len() as u64)
+        }
+        IpProtocol::Udp if ip.frag_offset() == 0 => payload.saturating_sub(8),
+        _ => payload,
+    };
+    (Some(ip.next_header()), payload, data)
 }
 
 impl Sim {
@@ -206,9 +218,12 @@ impl Sim {
             let fields = [("core", core as f64), ("cycles", job.total() as f64), ("class", job.class() as u8 as f64)];
             self.probes.emit(observer::JOB, now, &self.hosts[h].name, &fields);
         }
+        let t = self.timed(h);
+        for (r, c) in t.per_path[job.path as usize].iter_mut().zip(job.charged) {
+            *r += c;
+        }
         if let Some(m) = job.msg {
-            let t = self.timed(h);
-            let row = t.per_msg.entry(m).or_insert([0; LAYERS]);
+            let row = t.per_msg.entry((m, job.path)).or_insert([0; LAYERS]);
             for (r, c) in row.iter_mut().zip(job.charged) {
                 *r += c;
             }
@@ -285,7 +300,8 @@ impl Sim {
         for frame in frames {
             let t = self.timed(h);
             let costs = &t.timing.costs;
-            let (proto, payload) = l4(&frame);
+            let (proto, payload, data) = l4(&frame);
+            let path = if data > 0 { Path::Send } else { Path::Receive };
             let mut pieces = Vec::with_capacity(6);
             match proto {
                 Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, t.timing.cycles(costs.tcp_tx))),
@@ -301,7 +317,7 @@ impl Sim {
             pieces.push((Layer::Device, t.timing.cycles(costs.device_tx)));
             pieces.push((Layer::Driver, t.timing.cycles(costs.driver_tx)));
             t.tx_jobs += 1;
-            let job = Job::new(ctx.class, pieces, Next::TxToRing(frame)).for_msg(msg);
+            let job = Job::new(ctx.class, pieces, Next::TxToRing(frame)).for_msg(msg).on(path);
             self.submit(h, ctx.core, now, job);
         }
         self.app_kick(h, now, woken);
@@ -343,7 +359,12 @@ impl Sim {
             }
         }
         let core = t.timing.cpu.app_core as usize;
-        let job = Job::new(Class::Task, pieces, Next::AppOp(op)).for_msg(msg);
+        let path = match op {
+            Op::Write { .. } => Path::Send,
+            Op::Read { .. } => Path::Receive,
+            Op::Close { .. } => Path::Other,
+        };
+        let job = Job::new(Class::Task, pieces, Next::AppOp(op)).for_msg(msg).on(path);
         self.submit(h, core, now, job);
     }
 
@@ -545,7 +566,7 @@ impl Sim {
             (Layer::Interrupt, t.timing.cycles(t.timing.costs.interrupt)),
             (Layer::Interrupt, cpu.interrupt_exit),
         ];
-        let job = Job::new(Class::Irq, pieces, Next::IrqDone).for_msg(msg);
+        let job = Job::new(Class::Irq, pieces, Next::IrqDone).for_msg(msg).on(Path::Receive);
         self.submit(h, core, now, job);
     }
 
@@ -564,7 +585,7 @@ impl Sim {
         for frame in frames {
             let t = self.timed(h);
             let costs = &t.timing.costs;
-            let (proto, payload) = l4(&frame);
+            let (proto, payload, _) = l4(&frame);
             let mut pieces = vec![
                 (Layer::Driver, t.timing.cycles(costs.driver_rx)),
                 (Layer::Device, t.timing.cycles(costs.device_rx)),
@@ -580,15 +601,17 @@ impl Sim {
                 Some(IpProtocol::Udp) => pieces.push((Layer::Udp, t.timing.cycles(costs.udp_rx))),
                 _ => {}
             }
-            jobs.push(Job::new(Class::Softirq, pieces, Next::RxDeliver(frame)).for_msg(msg));
+            jobs.push(Job::new(Class::Softirq, pieces, Next::RxDeliver(frame)).for_msg(msg).on(Path::Receive));
         }
         let t = self.timed(h);
         if cleaned > 0 {
             let c = t.timing.cycles(t.timing.costs.driver_tx_clean) * u64::from(cleaned);
-            jobs.push(Job::new(Class::Softirq, vec![(Layer::Driver, c)], Next::TxCleaned(cleaned)).for_msg(msg));
+            let job = Job::new(Class::Softirq, vec![(Layer::Driver, c)], Next::TxCleaned(cleaned));
+            jobs.push(job.for_msg(msg).on(Path::Send));
         }
         let refill = t.timing.cycles(t.timing.costs.driver_refill) * take as u64;
-        jobs.push(Job::new(Class::Softirq, vec![(Layer::Driver, refill)], Next::BatchDone(take as u32)).for_msg(msg));
+        let job = Job::new(Class::Softirq, vec![(Layer::Driver, refill)], Next::BatchDone(take as u32));
+        jobs.push(job.for_msg(msg).on(Path::Receive));
         for job in jobs {
             self.submit(h, core, now, job);
         }
@@ -617,8 +640,12 @@ pub struct CoreReport {
 pub struct MessageReport {
     /// Messages seen.
     pub count: u64,
-    /// Mean cycles per layer per message.
+    /// Mean cycles per layer per message, all paths.
     pub mean_cycles: BTreeMap<&'static str, f64>,
+    /// Mean cycles per layer per message on the send path.
+    pub mean_send: BTreeMap<&'static str, f64>,
+    /// Mean cycles per layer per message on the receive path.
+    pub mean_receive: BTreeMap<&'static str, f64>,
     /// Mean total cycles per message.
     pub mean_total: f64,
 }
@@ -632,6 +659,10 @@ pub struct TimingReport {
     pub cpu_utilization: f64,
     /// Cycles per layer, all cores.
     pub cycles: BTreeMap<&'static str, u64>,
+    /// Cycles per layer of completed send-path jobs.
+    pub cycles_send: BTreeMap<&'static str, u64>,
+    /// Cycles per layer of completed receive-path jobs.
+    pub cycles_receive: BTreeMap<&'static str, u64>,
     /// Per core.
     pub cores: Vec<CoreReport>,
     /// NIC counters.
@@ -674,27 +705,35 @@ impl Sim {
             })
             .collect();
         let messages = (!t.per_msg.is_empty()).then(|| {
-            let n = t.per_msg.len() as f64;
-            let mut mean: Breakdown = [0; LAYERS];
-            for row in t.per_msg.values() {
-                for (m, v) in mean.iter_mut().zip(row) {
-                    *m += v;
+            let count = t.per_msg.keys().map(|(m, _)| m).collect::<std::collections::BTreeSet<_>>().len();
+            let mean = |path: Option<Path>| -> BTreeMap<&'static str, f64> {
+                let mut sum: Breakdown = [0; LAYERS];
+                for (_, row) in t.per_msg.iter().filter(|((_, p), _)| path.is_none_or(|want| *p == want)) {
+                    for (s, v) in sum.iter_mut().zip(row) {
+                        *s += v;
+                    }
                 }
-            }
-            MessageReport {
-                count: t.per_msg.len() as u64,
-                mean_cycles: Layer::ALL
+                Layer::ALL
                     .iter()
-                    .filter(|l| mean[l.index()] > 0)
-                    .map(|l| (l.name(), mean[l.index()] as f64 / n))
-                    .collect(),
-                mean_total: mean.iter().sum::<u64>() as f64 / n,
+                    .filter(|l| sum[l.index()] > 0)
+                    .map(|l| (l.name(), sum[l.index()] as f64 / count as f64))
+                    .collect()
+            };
+            let all = mean(None);
+            MessageReport {
+                count: count as u64,
+                mean_total: all.values().sum(),
+                mean_cycles: all,
+                mean_send: mean(Some(Path::Send)),
+                mean_receive: mean(Some(Path::Receive)),
             }
         });
         Some(TimingReport {
             profile: t.timing.description.clone(),
             cpu_utilization: cores.iter().map(|c| c.utilization).sum::<f64>() / cores.len() as f64,
             cycles: named(&total),
+            cycles_send: named(&t.per_path[Path::Send as usize]),
+            cycles_receive: named(&t.per_path[Path::Receive as usize]),
             cores,
             nic: t.nic.stats.clone(),
             bus: t.bus.stats().clone(),
@@ -703,8 +742,8 @@ impl Sim {
         })
     }
 
-    /// Cycles per layer of message `msg` on host `h` (timed hosts only).
-    pub fn message_breakdown(&self, h: usize, msg: u64) -> Option<Breakdown> {
-        self.timed[h].as_ref()?.per_msg.get(&msg).copied()
+    /// Cycles per layer of message `msg` on `path` of host `h` (timed hosts only).
+    pub fn message_breakdown(&self, h: usize, msg: u64, path: Path) -> Option<Breakdown> {
+        self.timed[h].as_ref()?.per_msg.get(&(msg, path)).copied()
     }
 }

@@ -112,6 +112,13 @@ fn every_cycle_belongs_to_a_message_and_adds_up_to_the_cpu_time() {
         let t = timing(&r, host);
         let m = t.messages.as_ref().expect("request/response reports messages");
         let per_message_total = m.mean_total * m.count as f64;
+        // The send path carries the request's call and segments, the receive
+        // path the interrupt and the reply's processing.
+        for layer in ["syscall", "copy", "tcp", "driver"] {
+            assert!(m.mean_send.get(layer).copied().unwrap_or(0.0) > 0.0, "host {host}: no {layer} on the send path");
+        }
+        assert!(m.mean_receive["interrupt"] > 0.0 && m.mean_receive["tcp"] > 0.0);
+        assert!(!m.mean_send.contains_key("interrupt"), "interrupts belong to the receive path");
         let core_total: u64 = t.cycles.values().sum();
         assert_eq!(
             per_message_total.round() as u64,
