@@ -325,7 +325,7 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
                 name: h.name.clone(),
                 ip: h.ip.to_string(),
                 stats: h.stats.clone(),
-                timing: sim.timing_report(i, finished),
+                timing: sim.timing_report(i, sim.now().max(finished)),
             })
             .collect(),
         flows,

@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod host;
 pub mod link;
+pub mod nic;
 pub mod probe;
 pub mod sim;
 pub mod workload;

@@ -12,6 +12,8 @@ const MIN_MTU: u64 = 576;
 const MAX_MTU: u64 = 9000;
 const MAX_BUFFER: u64 = 1 << 30; // the largest window TCP window scaling can express
 const MIN_BUFFER: u64 = 1024;
+/// Frames one 64 KiB TSO segment can become at the smallest MSS (536 B).
+const MAX_TSO_SEGMENTS: u32 = 123;
 
 fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError::new(path, reason))
@@ -60,7 +62,18 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                 return err(format!("hosts[{i}].udp.{field}"), format!("must be 1KiB to 1GiB, got {size}"));
             }
         }
-        h.timing(i)?;
+        let tso = h.timing(i)?.is_some_and(|t| t.nic.tso);
+        if let Some(l) = s.links.iter().position(|l| l.endpoints.contains(&h.name)) {
+            if tso && s.links[l].queue < MAX_TSO_SEGMENTS {
+                return err(
+                    format!("links[{l}].queue"),
+                    format!(
+                        "must hold a whole TSO burst ({MAX_TSO_SEGMENTS} frames) for host \"{}\", got {}",
+                        h.name, s.links[l].queue
+                    ),
+                );
+            }
+        }
         if let Some(mss) = tcp.mss {
             if !(536..=MAX_MTU - 40).contains(&mss.0) {
                 return err(format!("hosts[{i}].tcp.mss"), format!("must be 536B to 8960B, got {mss}"));

@@ -48,11 +48,22 @@ pub struct SimDevice {
     /// Frames received from the wire, waiting for the stack.
     pub rx: VecDeque<Vec<u8>>,
     /// Frames the stack emitted during the current poll.
-    pub tx: Vec<Vec<u8>>,
+    pub tx: Vec<TxFrame>,
+    /// Largest TCP super-segment the NIC segments itself (TSO), if any.
+    tso: Option<usize>,
     /// Frames the stack may still emit in this poll (the link's free queue slots).
     pub tx_credit: usize,
     /// Set when the stack wanted to send but had no credit.
     pub tx_blocked: bool,
+}
+
+/// A frame the stack emitted.
+#[derive(Debug)]
+pub struct TxFrame {
+    /// The bytes (with TSO, a super-segment whose TCP checksum is left to the NIC).
+    pub bytes: Vec<u8>,
+    /// With TSO: the MSS the NIC must cut this frame to.
+    pub tso_mss: Option<u16>,
 }
 
 /// Receive token: owns one frame.
@@ -60,7 +71,8 @@ pub struct RxToken(Vec<u8>);
 
 /// Transmit token: appends one frame to the device's outbox.
 pub struct TxToken<'a> {
-    tx: &'a mut Vec<Vec<u8>>,
+    tx: &'a mut Vec<TxFrame>,
+    tso_mss: Option<u16>,
 }
 
 impl phy::RxToken for RxToken {
@@ -71,10 +83,14 @@ impl phy::RxToken for RxToken {
 
 impl phy::TxToken for TxToken<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let mut frame = vec![0u8; len];
-        let r = f(&mut frame);
-        self.tx.push(frame);
+        let mut bytes = vec![0u8; len];
+        let r = f(&mut bytes);
+        self.tx.push(TxFrame { bytes, tso_mss: self.tso_mss });
         r
+    }
+
+    fn set_meta(&mut self, meta: phy::PacketMeta) {
+        self.tso_mss = meta.segmentation_offload_size.map(|m| m.get());
     }
 }
 
@@ -86,7 +102,7 @@ impl phy::Device for SimDevice {
         // A reply sent from the receive path (ARP, RST) bypasses the credit
         // check; if the queue is full the link counts it as a drop.
         let frame = self.rx.pop_front()?;
-        Some((RxToken(frame), TxToken { tx: &mut self.tx }))
+        Some((RxToken(frame), TxToken { tx: &mut self.tx, tso_mss: None }))
     }
 
     fn transmit(&mut self, _now: smoltcp::time::Instant) -> Option<TxToken<'_>> {
@@ -95,13 +111,17 @@ impl phy::Device for SimDevice {
             return None;
         }
         self.tx_credit -= 1;
-        Some(TxToken { tx: &mut self.tx })
+        Some(TxToken { tx: &mut self.tx, tso_mss: None })
     }
 
     fn capabilities(&self) -> DeviceCapabilities {
         let mut caps = DeviceCapabilities::default();
         caps.medium = Medium::Ethernet;
         caps.max_transmission_unit = self.mtu;
+        if let Some(max) = self.tso {
+            caps.segmentation.tcpv4 = std::num::NonZeroUsize::new(max);
+            caps.checksum = crate::nic::tso::offloaded_checksums();
+        }
         caps
     }
 }
@@ -139,15 +159,19 @@ pub struct Host {
 }
 
 impl Host {
-    /// Build host `index` of a validated scenario on a link with IP MTU `mtu`.
-    pub fn new(cfg: &HostConfig, index: usize, link_mtu: usize, seed: u64) -> Host {
+    /// Build host `index` of a validated scenario on a link with IP MTU
+    /// `mtu`; `tso`: the NIC segments TCP super-segments up to 64 KiB.
+    pub fn new(cfg: &HostConfig, index: usize, link_mtu: usize, seed: u64, tso: bool) -> Host {
         let (ip, prefix) = cfg.address(index).expect("validated scenario");
         let mac = EthernetAddress([0x02, 0, 0, 0, (index >> 8) as u8, index as u8 + 1]);
         let ip_mtu = match cfg.tcp.mss {
             Some(mss) => link_mtu.min(mss.0 as usize + 40),
             None => link_mtu,
         };
-        let mut dev = SimDevice { mtu: ip_mtu + crate::link::ETH_HEADER as usize, ..Default::default() };
+        let mtu = ip_mtu + crate::link::ETH_HEADER as usize;
+        // 64 KiB of IP packet plus the Ethernet header: the largest TSO frame.
+        let tso = tso.then_some(65_535 + crate::link::ETH_HEADER as usize);
+        let mut dev = SimDevice { mtu, tso, ..Default::default() };
         let mut config = Config::new(HardwareAddress::Ethernet(mac));
         config.random_seed = component_u64(seed, &format!("hosts.{}/stack", cfg.name));
         let mut iface = Interface::new(config, &mut dev, Time::ZERO.to_smoltcp());

@@ -239,6 +239,10 @@ pub struct NicConfig {
     pub dma_rate: Option<Bandwidth>,
     /// IP/TCP/UDP checksums computed and checked by the NIC.
     pub checksum_offload: bool,
+    /// TCP segmentation offload: the stack hands the NIC segments of up to
+    /// 64 KiB, which it cuts to the MSS (needs `checksum_offload`).
+    #[serde(default)]
+    pub tso: bool,
     /// NAPI: after an interrupt, poll the ring with interrupts off until it is empty.
     #[serde(default = "yes")]
     pub napi: bool,
@@ -305,6 +309,12 @@ impl Timing {
         }
         if n.dma_rate.is_some_and(|r| r.0 == 0) {
             return err("nic.dma_rate", "must be above zero".into());
+        }
+        if n.tso && !n.checksum_offload {
+            return err(
+                "nic.tso",
+                "needs nic.checksum_offload = true (the NIC fills the checksums of the segments it cuts)".into(),
+            );
         }
         if n.napi_budget == 0 {
             return err("nic.napi_budget", "must be at least 1".into());

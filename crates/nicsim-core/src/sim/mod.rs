@@ -106,7 +106,13 @@ impl Sim {
                 mtus[h] = l.mtu.0 as usize;
             }
         }
-        let mut hosts: Vec<Host> = s.hosts.iter().enumerate().map(|(i, h)| Host::new(h, i, mtus[i], seed)).collect();
+        let mut timings = Vec::with_capacity(s.hosts.len());
+        for (i, h) in s.hosts.iter().enumerate() {
+            timings.push(h.timing(i)?);
+        }
+        let tso = |i: usize| timings[i].as_ref().is_some_and(|t: &crate::host::timing::Timing| t.nic.tso);
+        let mut hosts: Vec<Host> =
+            s.hosts.iter().enumerate().map(|(i, h)| Host::new(h, i, mtus[i], seed, tso(i))).collect();
         if let Some(dir) = pcap_dir {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
         }
@@ -132,10 +138,7 @@ impl Sim {
             links.push(Link { name, ends, chans: [chan(0), chan(1)], monitors: Default::default(), trace });
         }
         let apps = workload::install(&s.workload, &mut hosts, seed);
-        let mut timed = Vec::with_capacity(hosts.len());
-        for (i, h) in s.hosts.iter().enumerate() {
-            timed.push(h.timing(i)?.map(|t| timed::Timed::new(t, s.run.sample_interval.dur())));
-        }
+        let timed = timings.into_iter().map(|t| t.map(|t| timed::Timed::new(t, s.run.sample_interval.dur()))).collect();
         let n = hosts.len();
         let mut sim = Sim {
             sched: Scheduler::new(),
@@ -267,7 +270,7 @@ impl Sim {
             let frames = std::mem::take(&mut self.hosts[h].dev.tx);
             let sent = !frames.is_empty();
             for frame in frames {
-                self.links[l].chans[d].enqueue(frame);
+                self.links[l].chans[d].enqueue(frame.bytes);
             }
             self.start_wire(l, d, now)?;
             if !progressed && !sent {

@@ -29,6 +29,8 @@ use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
 use crate::host::timing::{Overflow, Timing};
+use crate::host::TxFrame;
+use crate::nic::tso;
 use crate::probe::observer;
 use crate::workload::Op;
 
@@ -43,8 +45,11 @@ pub(super) enum Next {
     AppOp(Op),
     /// Receive processing of a frame is done: hand it to smoltcp.
     RxDeliver(Vec<u8>),
-    /// Send processing of a frame is done: post it to the TX ring.
-    TxToRing(Vec<u8>),
+    /// Send processing of frame number `0` is done: post it to the TX ring
+    /// (in the order the stack emitted frames, as the socket lock ensures).
+    TxToRing(u64, TxFrame),
+    /// The application, woken by arriving data, is running: let it read.
+    AppWake,
     /// The interrupt handler is done: start the driver's receive work.
     IrqDone,
     /// Sent descriptors cleaned: free that many ring slots.
@@ -78,7 +83,7 @@ pub struct NicStats {
 #[derive(Debug, Default)]
 pub(super) struct Nic {
     /// Frames posted to the TX ring, not yet fetched by DMA.
-    tx_ring: VecDeque<Vec<u8>>,
+    tx_ring: VecDeque<TxFrame>,
     /// TX descriptors in use (posted, in DMA, or sent but not cleaned).
     tx_used: u32,
     tx_dma_busy: bool,
@@ -111,7 +116,12 @@ pub(super) struct Timed {
     memory_free_at: Time,
     app_busy: bool,
     tx_jobs: usize,
-    qdisc: VecDeque<Vec<u8>>,
+    /// Number of the next frame the stack emits, and of the next to post.
+    tx_emitted: u64,
+    tx_posted: u64,
+    /// Frames whose send processing ended ahead of an earlier frame's.
+    tx_ready: BTreeMap<u64, TxFrame>,
+    qdisc: VecDeque<TxFrame>,
     stack_blocked: bool,
     /// Cycles per layer for each message (request/response transaction) and path.
     pub(super) per_msg: BTreeMap<(u64, Path), Breakdown>,
@@ -132,6 +142,9 @@ impl Timed {
             memory_free_at: Time::ZERO,
             app_busy: false,
             tx_jobs: 0,
+            tx_emitted: 0,
+            tx_posted: 0,
+            tx_ready: BTreeMap::new(),
             qdisc: VecDeque::new(),
             stack_blocked: false,
             per_msg: BTreeMap::new(),
@@ -241,17 +254,25 @@ impl Sim {
                 let ctx = self.irq_ctx(h);
                 self.timed_poll(h, now, ctx, true);
             }
-            Next::TxToRing(frame) => {
+            Next::TxToRing(seq, frame) => {
                 let t = self.timed(h);
                 t.tx_jobs -= 1;
-                if t.ring_free() && t.qdisc.is_empty() {
-                    t.nic.tx_used += 1;
-                    t.nic.stats.max_tx_ring_used = t.nic.stats.max_tx_ring_used.max(t.nic.tx_used);
-                    t.nic.tx_ring.push_back(frame);
-                    self.nic_tx_kick(h, now);
-                } else {
-                    t.qdisc.push_back(frame);
+                t.tx_ready.insert(seq, frame);
+                while let Some(frame) = t.tx_ready.remove(&t.tx_posted) {
+                    t.tx_posted += 1;
+                    if t.ring_free() && t.qdisc.is_empty() {
+                        t.nic.tx_used += 1;
+                        t.nic.stats.max_tx_ring_used = t.nic.stats.max_tx_ring_used.max(t.nic.tx_used);
+                        t.nic.tx_ring.push_back(frame);
+                    } else {
+                        t.qdisc.push_back(frame);
+                    }
                 }
+                self.nic_tx_kick(h, now);
+            }
+            Next::AppWake => {
+                self.timed(h).app_busy = false;
+                self.app_kick(h, now, false);
             }
             Next::IrqDone => self.driver_batch(h, now),
             Next::TxCleaned(n) => {
@@ -300,7 +321,7 @@ impl Sim {
         for frame in frames {
             let t = self.timed(h);
             let costs = &t.timing.costs;
-            let (proto, payload, data) = l4(&frame);
+            let (proto, payload, data) = l4(&frame.bytes);
             let path = if data > 0 { Path::Send } else { Path::Receive };
             let mut pieces = Vec::with_capacity(6);
             match proto {
@@ -317,14 +338,18 @@ impl Sim {
             pieces.push((Layer::Device, t.timing.cycles(costs.device_tx)));
             pieces.push((Layer::Driver, t.timing.cycles(costs.driver_tx)));
             t.tx_jobs += 1;
-            let job = Job::new(ctx.class, pieces, Next::TxToRing(frame)).for_msg(msg).on(path);
+            let seq = t.tx_emitted;
+            t.tx_emitted += 1;
+            let job = Job::new(ctx.class, pieces, Next::TxToRing(seq, frame)).for_msg(msg).on(path);
             self.submit(h, ctx.core, now, job);
         }
         self.app_kick(h, now, woken);
         self.schedule_stack_timer(h, now);
     }
 
-    /// Start the application's next socket call if it is not in one.
+    /// Start the application's next socket call if it is not in one. An
+    /// application `woken` by arriving data first pays its wake-up and only
+    /// then looks how much there is to read (more may have come meanwhile).
     fn app_kick(&mut self, h: usize, now: Time, woken: bool) {
         if self.timed(h).app_busy {
             return;
@@ -334,6 +359,13 @@ impl Sim {
         let t = self.timed(h);
         t.app_busy = true;
         let c = &t.timing.costs;
+        if woken && matches!(op, Op::Read { .. }) {
+            let wake = vec![(Layer::Socket, t.timing.cycles(c.wakeup))];
+            let core = t.timing.cpu.app_core as usize;
+            let job = Job::new(Class::Task, wake, Next::AppWake).for_msg(msg).on(Path::Receive);
+            self.submit(h, core, now, job);
+            return;
+        }
         let mut pieces = Vec::with_capacity(5);
         let (socket, hot) = match op {
             Op::Write { .. } => (c.socket_send, op.bytes() <= t.timing.memory.cache_size.0 / 2),
@@ -341,9 +373,6 @@ impl Sim {
             Op::Read { .. } => (c.socket_recv, false),
             Op::Close { .. } => (c.socket_send, true),
         };
-        if woken && matches!(op, Op::Read { .. }) {
-            pieces.push((Layer::Socket, t.timing.cycles(c.wakeup)));
-        }
         pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
         pieces.push((Layer::Socket, t.timing.cycles(socket)));
         let copy = t.timing.copy_cycles(op.bytes(), hot);
@@ -371,13 +400,21 @@ impl Sim {
     /// Post sent-path frames to the NIC: fetch descriptor, DMA the frame.
     pub(super) fn nic_tx_kick(&mut self, h: usize, now: Time) {
         let Port { link: l, end: d } = self.ports[h];
-        let room = self.links[l].chans[d].free_slots() > 0;
+        let room = self.links[l].chans[d].free_slots();
         let t = self.timed(h);
-        if t.nic.tx_dma_busy || !room {
+        if t.nic.tx_dma_busy {
             return;
         }
         let Some(frame) = t.nic.tx_ring.front() else { return };
-        let len = frame.len() as u64;
+        // The NIC starts a frame only when the link can take all its segments.
+        let segments = match frame.tso_mss {
+            Some(mss) => l4(&frame.bytes).2.div_ceil(u64::from(mss)).max(1) as usize,
+            None => 1,
+        };
+        if room < segments {
+            return;
+        }
+        let len = frame.bytes.len() as u64;
         let desc = t.timing.nic.descriptor.0;
         let fetched = t.bus.transfer(now, BusOp::DeviceRead, desc);
         let mut done = t.bus.transfer(fetched, BusOp::DeviceRead, len);
@@ -389,18 +426,28 @@ impl Sim {
         self.sched.at(done, Priority::WIRE, Event::NicTxDma(h));
     }
 
-    /// The head TX frame is in the NIC: put it on the link, report completion.
+    /// The head TX frame is in the NIC: segment it if asked (TSO), fill
+    /// checksums the stack left to the NIC, put it on the link, report completion.
     pub(super) fn on_nic_tx_dma(&mut self, h: usize, now: Time) -> Result<(), crate::Error> {
+        let tso_capable = self.timed(h).timing.nic.tso;
         let t = self.timed(h);
         t.nic.tx_dma_busy = false;
         let frame = t.nic.tx_ring.pop_front().expect("a frame was in DMA");
-        t.nic.stats.tx_frames += 1;
+        let frames = match (frame.tso_mss, tso_capable) {
+            (Some(mss), _) => tso::segment(&frame.bytes, usize::from(mss)),
+            // With TSO on, the stack leaves every TCP checksum to the NIC.
+            (None, true) => tso::segment(&frame.bytes, usize::MAX),
+            (None, false) => vec![frame.bytes],
+        };
+        t.nic.stats.tx_frames += frames.len() as u64;
         let desc = t.timing.nic.descriptor.0;
         t.bus.transfer(now, BusOp::DeviceWrite, desc);
         t.nic.tx_done += 1;
         t.nic.tx_done_since.get_or_insert(now);
         let Port { link: l, end: d } = self.ports[h];
-        self.links[l].chans[d].enqueue(frame);
+        for f in frames {
+            self.links[l].chans[d].enqueue(f);
+        }
         self.start_wire(l, d, now)?;
         self.nic_tx_kick(h, now);
         self.irq_check(h, now);
@@ -623,8 +670,10 @@ impl Sim {
 pub struct CoreReport {
     /// Core index.
     pub core: usize,
-    /// Busy fraction of the run.
+    /// Busy fraction of the run (until its last event).
     pub utilization: f64,
+    /// Seconds spent running jobs.
+    pub busy_s: f64,
     /// Hard interrupts taken.
     pub interrupts: u64,
     /// Interrupts per simulated second.
@@ -697,6 +746,7 @@ impl Sim {
                 CoreReport {
                     core: i,
                     utilization: c.stats.busy_ps as f64 / until.ps().max(1) as f64,
+                    busy_s: c.stats.busy_ps as f64 / 1e12,
                     interrupts: c.stats.interrupts,
                     interrupts_per_s: c.stats.interrupts as f64 / secs,
                     cycles: named(&c.stats.cycles),

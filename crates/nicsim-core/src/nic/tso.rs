@@ -1,0 +1,193 @@
+//! TCP segmentation offload and transmit checksum offload: the NIC cuts a
+//! TCP/IPv4 super-segment (up to 64 KiB from smoltcp's `segmentation-offload`
+//! hook) into MSS-sized frames and fills in their checksums.
+//!
+//! Each output frame copies the Ethernet, IPv4 and TCP headers of the input
+//! (options included), then: IP total length and identification (the
+//! input's plus the segment index, as Linux GSO does), TCP sequence number
+//! advanced by the bytes before it, PSH and FIN only on the last segment,
+//! CWR only on the first, and both checksums recomputed. Frames that are not
+//! TCP/IPv4 pass through untouched (their checksums were made by the stack).
+
+use smoltcp::phy::ChecksumCapabilities;
+use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4Packet, TcpPacket};
+
+const ETH: usize = 14;
+
+/// Header lengths (IP, TCP) of a TCP/IPv4 Ethernet frame, if it is one.
+fn tcp_headers(frame: &[u8]) -> Option<(usize, usize)> {
+    let eth = EthernetFrame::new_checked(frame).ok()?;
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return None;
+    }
+    let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
+    if ip.next_header() != IpProtocol::Tcp || ip.more_frags() || ip.frag_offset() != 0 {
+        return None;
+    }
+    let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
+    Some((usize::from(ip.header_len()), usize::from(tcp.header_len())))
+}
+
+/// Fill the TCP checksum of a TCP/IPv4 frame in place (transmit checksum
+/// offload); other frames are left alone.
+pub fn fill_checksums(frame: &mut [u8]) {
+    let Some((ip_len, _)) = tcp_headers(frame) else { return };
+    let mut ip = Ipv4Packet::new_unchecked(&mut frame[ETH..]);
+    let (src, dst) = (IpAddress::Ipv4(ip.src_addr()), IpAddress::Ipv4(ip.dst_addr()));
+    ip.fill_checksum();
+    let total = usize::from(ip.total_len());
+    let mut tcp = TcpPacket::new_unchecked(&mut frame[ETH + ip_len..ETH + total]);
+    tcp.fill_checksum(&src, &dst);
+}
+
+/// Cut `frame` into frames of at most `mss` payload bytes, with valid
+/// headers and checksums. A frame that is not TCP/IPv4, or already fits,
+/// comes back as one frame with its checksums filled.
+pub fn segment(frame: &[u8], mss: usize) -> Vec<Vec<u8>> {
+    assert!(mss > 0, "an MSS of zero");
+    let Some((ip_len, tcp_len)) = tcp_headers(frame) else { return vec![frame.to_vec()] };
+    let headers = ETH + ip_len + tcp_len;
+    let ip_total = usize::from(Ipv4Packet::new_unchecked(&frame[ETH..]).total_len());
+    let payload = &frame[headers..ETH + ip_total];
+    if payload.len() <= mss {
+        let mut one = frame.to_vec();
+        fill_checksums(&mut one);
+        return vec![one];
+    }
+    let ip_in = Ipv4Packet::new_unchecked(&frame[ETH..]);
+    let ident = ip_in.ident();
+    let tcp_in = TcpPacket::new_unchecked(&frame[ETH + ip_len..]);
+    let (seq, fin, psh, cwr) = (tcp_in.seq_number(), tcp_in.fin(), tcp_in.psh(), tcp_in.cwr());
+    let chunks: Vec<&[u8]> = payload.chunks(mss).collect();
+    let last = chunks.len() - 1;
+    let mut offset = 0usize;
+    chunks
+        .iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let mut out = Vec::with_capacity(headers + chunk.len());
+            out.extend_from_slice(&frame[..headers]);
+            out.extend_from_slice(chunk);
+            let mut ip = Ipv4Packet::new_unchecked(&mut out[ETH..]);
+            ip.set_total_len((ip_len + tcp_len + chunk.len()) as u16);
+            ip.set_ident(ident.wrapping_add(i as u16));
+            ip.fill_checksum();
+            let (src, dst) = (IpAddress::Ipv4(ip.src_addr()), IpAddress::Ipv4(ip.dst_addr()));
+            let mut tcp = TcpPacket::new_unchecked(&mut out[ETH + ip_len..]);
+            tcp.set_seq_number(seq + offset);
+            tcp.set_fin(fin && i == last);
+            tcp.set_psh(psh && i == last);
+            tcp.set_cwr(cwr && i == 0);
+            tcp.fill_checksum(&src, &dst);
+            offset += chunk.len();
+            out
+        })
+        .collect()
+}
+
+/// The checksum capabilities a device with transmit offload advertises:
+/// the stack verifies on receive but leaves TCP transmit checksums to the NIC.
+pub fn offloaded_checksums() -> ChecksumCapabilities {
+    let mut caps = ChecksumCapabilities::default();
+    caps.tcp = smoltcp::phy::Checksum::Rx;
+    caps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smoltcp::wire::{
+        EthernetAddress, EthernetRepr, Ipv4Address, Ipv4Repr, TcpControl, TcpRepr, TcpSeqNumber, TcpTimestampRepr,
+    };
+
+    /// A literal TCP/IPv4 frame with timestamps, `len` payload bytes, PSH
+    /// or FIN as asked, checksums left zero (as smoltcp leaves them for TSO).
+    fn super_frame(len: usize, control: TcpControl) -> Vec<u8> {
+        let payload: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let (src, dst) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
+        let tcp = TcpRepr {
+            src_port: 49152,
+            dst_port: 5001,
+            control,
+            seq_number: TcpSeqNumber(-10),
+            ack_number: Some(TcpSeqNumber(77)),
+            window_len: 4000,
+            window_scale: None,
+            max_seg_size: None,
+            sack_permitted: false,
+            sack_ranges: [None; 3],
+            timestamp: Some(TcpTimestampRepr::new(5, 6)),
+            payload: &payload,
+        };
+        let ip = Ipv4Repr {
+            src_addr: src,
+            dst_addr: dst,
+            next_header: IpProtocol::Tcp,
+            payload_len: tcp.buffer_len(),
+            hop_limit: 64,
+        };
+        let eth = EthernetRepr {
+            src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
+            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
+            ethertype: EthernetProtocol::Ipv4,
+        };
+        let mut buf = vec![0u8; ETH + 20 + tcp.buffer_len()];
+        let mut f = EthernetFrame::new_unchecked(&mut buf);
+        eth.emit(&mut f);
+        let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
+        ip.emit(&mut p, &ChecksumCapabilities::default());
+        let mut t = TcpPacket::new_unchecked(p.payload_mut());
+        tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &offloaded_checksums());
+        buf
+    }
+
+    #[test]
+    fn segments_carry_the_payload_in_order_with_valid_headers() {
+        let frame = super_frame(10_000, TcpControl::Psh);
+        let segs = segment(&frame, 1448);
+        assert_eq!(segs.len(), 7); // 6 × 1448 + 1312
+        let mut data = Vec::new();
+        for (i, s) in segs.iter().enumerate() {
+            let ip = Ipv4Packet::new_checked(&s[ETH..]).unwrap();
+            assert!(ip.verify_checksum());
+            assert_eq!(usize::from(ip.total_len()), s.len() - ETH);
+            let tcp = TcpPacket::new_checked(ip.payload()).unwrap();
+            let (src, dst) = (IpAddress::Ipv4(ip.src_addr()), IpAddress::Ipv4(ip.dst_addr()));
+            assert!(tcp.verify_checksum(&src, &dst), "segment {i}: bad TCP checksum");
+            assert_eq!(tcp.seq_number(), TcpSeqNumber(-10) + data.len(), "sequence wraps correctly");
+            assert_eq!(tcp.psh(), i == 6, "PSH only on the last");
+            assert_eq!(tcp.header_len(), 32, "options kept");
+            assert!(s.len() <= 1514);
+            data.extend_from_slice(tcp.payload());
+        }
+        let original: Vec<u8> = (0..10_000).map(|i| (i % 251) as u8).collect();
+        assert_eq!(data, original);
+    }
+
+    #[test]
+    fn fin_goes_on_the_last_segment_only() {
+        let segs = segment(&super_frame(3000, TcpControl::Fin), 1448);
+        let fins: Vec<bool> = segs
+            .iter()
+            .map(|s| TcpPacket::new_checked(Ipv4Packet::new_checked(&s[ETH..]).unwrap().payload()).unwrap().fin())
+            .collect();
+        assert_eq!(fins, [false, false, true]);
+    }
+
+    #[test]
+    fn a_small_frame_just_gets_its_checksum() {
+        let frame = super_frame(100, TcpControl::None);
+        let segs = segment(&frame, 1448);
+        assert_eq!(segs.len(), 1);
+        let ip = Ipv4Packet::new_checked(&segs[0][ETH..]).unwrap();
+        let tcp = TcpPacket::new_checked(ip.payload()).unwrap();
+        assert!(tcp.verify_checksum(&IpAddress::Ipv4(ip.src_addr()), &IpAddress::Ipv4(ip.dst_addr())));
+        assert_eq!(segs[0][..ETH + 20 + 16], frame[..ETH + 20 + 16], "headers untouched up to the checksum");
+    }
+
+    #[test]
+    fn non_tcp_frames_pass_through() {
+        let arp = vec![0xffu8; 42];
+        assert_eq!(segment(&arp, 1448), vec![arp]);
+    }
+}
