@@ -38,6 +38,22 @@ LINK: dict[str, Any] = {
     "corrupted": 0,
     "utilization": 0.99,
 }
+TIMING: dict[str, Any] = {
+    "profile": "400 MHz Pentium II",
+    "cpu_utilization": 0.5,
+    "cycles": {"copy": 300, "tcp": 100, "ip": 0},
+    "cores": [
+        {"core": 0, "utilization": 0.8, "interrupts": 30, "interrupts_per_s": 3000.0},
+        {"core": 1, "utilization": 0.2, "interrupts": 10, "interrupts_per_s": 1000.0},
+    ],
+    "nic": {"rx_frames": 5, "tx_frames": 6, "rx_fifo_drops": 2},
+    "bus_utilization": 0.25,
+    "messages": None,
+}
+HOSTS: list[dict[str, Any]] = [
+    {"name": "a", "ip": "10.0.0.1", "tx_frames": 6, "rx_frames": 5, "timing": None},
+    {"name": "b", "ip": "10.0.0.2", "tx_frames": 5, "rx_frames": 6, "timing": TIMING},
+]
 REPORT: dict[str, Any] = {
     "nicsim_version": "0.1.0",
     "scenario": {"name": "demo", "source": "demo.toml", "description": "é"},
@@ -45,6 +61,7 @@ REPORT: dict[str, Any] = {
     "workload": {"kind": "bulk"},
     "summary": SUMMARY,
     "links": [LINK, {**LINK, "direction": "b->a"}],
+    "hosts": HOSTS,
 }
 
 
@@ -70,7 +87,8 @@ def test_write_keeps_the_json_byte_for_byte(tmp_path: Path) -> None:
     # Unusual but valid formatting: the file must be this text, not a re-dump.
     text = json.dumps(REPORT, indent=3, ensure_ascii=False) + "\n"
     written = Result(text).write(tmp_path / "out")
-    assert [p.name for p in written] == ["result.json", "summary.csv", "links.csv"]
+    names = ["result.json", "summary.csv", "links.csv", "hosts.csv", "cycles.csv"]
+    assert [p.name for p in written] == names
     assert (tmp_path / "out" / "result.json").read_bytes() == text.encode("utf-8")
 
 
@@ -78,13 +96,54 @@ def test_csv_files_are_deterministic(tmp_path: Path) -> None:
     text = json.dumps(REPORT)
     for out in ("one", "two"):
         Result(text).write(tmp_path / out)
-    for name in ("summary.csv", "links.csv"):
+    for name in ("summary.csv", "links.csv", "hosts.csv", "cycles.csv"):
         one = (tmp_path / "one" / name).read_bytes()
         assert one == (tmp_path / "two" / name).read_bytes()
         assert b"\r" not in one
     header, row = (tmp_path / "one" / "summary.csv").read_text().splitlines()
     assert header.startswith("scenario,workload,seed,nicsim_version,goodput_bps,")
     assert row.startswith("demo,bulk,7,0.1.0,941000000.5,")
+
+
+def test_hosts_table_sums_cores_and_leaves_ideal_hosts_na() -> None:
+    hosts = Result(json.dumps(REPORT)).hosts_table().set_index("name")
+    ideal, timed = hosts.loc["a"], hosts.loc["b"]
+    assert ideal["tx_frames"] == 6
+    assert ideal[["profile", "cpu_utilization", "interrupts", "rx_fifo_drops"]].isna().all()
+    assert timed["interrupts"] == 40
+    assert timed["interrupts_per_s"] == 4000.0
+    assert timed["cpu_utilization"] == 0.5
+    assert timed["max_core_utilization"] == 0.8
+    assert timed["bus_utilization"] == 0.25
+    assert timed["rx_fifo_drops"] == 2
+
+
+def test_cycles_table_is_tidy_with_shares() -> None:
+    cycles = Result(json.dumps(REPORT)).cycles_table()
+    assert cycles.to_dict("records") == [
+        {"host": "b", "layer": "copy", "cycles": 300, "share": 0.75},
+        {"host": "b", "layer": "tcp", "cycles": 100, "share": 0.25},
+    ]
+
+
+def test_hosts_csv_leaves_ideal_timing_empty(tmp_path: Path) -> None:
+    Result(json.dumps(REPORT)).write(tmp_path)
+    header, ideal, timed = (tmp_path / "hosts.csv").read_text().splitlines()
+    assert header == (
+        "name,ip,tx_frames,rx_frames,profile,cpu_utilization,max_core_utilization,"
+        "interrupts,interrupts_per_s,bus_utilization,rx_fifo_drops"
+    )
+    assert ideal == "a,10.0.0.1,6,5,,,,,,,"
+    assert timed == "b,10.0.0.2,5,6,400 MHz Pentium II,0.5,0.8,40,4000.0,0.25,2"
+    assert (tmp_path / "cycles.csv").read_text().splitlines()[0] == "host,layer,cycles,share"
+
+
+@given(dropped=st.sets(st.sampled_from(sorted(TIMING))))
+def test_missing_timing_fields_never_break_host_tables(dropped: set[str]) -> None:
+    timing = {k: v for k, v in TIMING.items() if k not in dropped}
+    result = Result(json.dumps({**REPORT, "hosts": [HOSTS[0], {**HOSTS[1], "timing": timing}]}))
+    assert len(result.hosts_table()) == 2
+    assert len(result.cycles_table()) == (0 if "cycles" in dropped else 2)
 
 
 @given(
@@ -98,6 +157,8 @@ def test_missing_or_null_fields_never_break_tables(dropped: set[str], nulled: se
     result = Result(json.dumps(report))
     assert len(result.table()) == 1
     assert len(result.links_table()) == (0 if "links" in dropped else 2)
+    assert len(result.hosts_table()) == (0 if "hosts" in dropped else 2)
+    assert list(result.cycles_table().columns) == ["host", "layer", "cycles", "share"]
     assert isinstance(result.name, str)
     assert isinstance(repr(result), str)
 

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Union
 
 from . import _core
+from ._core import ProbeEvent
 from .result import Result
 
 Scenario = Union[str, os.PathLike[str]]
 """A path to a TOML scenario file, or the TOML text itself."""
+
+Probes = Mapping[str, Callable[[ProbeEvent], object]]
+"""Event name (one of :data:`PROBE_EVENTS`) to the callable that gets each
+such event."""
 
 
 def read_scenario(scenario: Scenario) -> tuple[str, str]:
@@ -44,16 +50,22 @@ def run(
     seed: int | None = None,
     pcap: str | os.PathLike[str] | None = None,
     out: str | os.PathLike[str] | None = None,
+    probes: Probes | None = None,
 ) -> Result:
     """Run a scenario and return its result.
 
     ``seed`` overrides the scenario's seed; ``pcap`` is a directory (created
     if needed) that gets one pcap file per link; ``out`` is a directory the
-    result files are written to (see :meth:`Result.write`). The GIL is
-    released during the run.
+    result files are written to (see :meth:`Result.write`). ``probes`` maps
+    event names to callables, each called with every such event as a
+    :class:`ProbeEvent` (see docs/probes.md); an unknown name raises
+    ``ValueError``, and the first exception a probe raises is raised once the
+    run is over. Probes never change the result. The GIL is released during
+    the run, except while a probe runs.
     """
     text, source = read_scenario(scenario)
-    result = Result(_core.run_scenario(text, source, seed, pcap), pcap)
+    wanted = None if probes is None else dict(probes)
+    result = Result(_core.run_scenario(text, source, seed, pcap, wanted), pcap)
     if out is not None:
         result.write(out)
     return result
@@ -65,3 +77,8 @@ def resolve(scenario: Scenario) -> dict[str, Any]:
     text, source = read_scenario(scenario)
     resolved: dict[str, Any] = json.loads(_core.resolve_scenario(text, source))
     return resolved
+
+
+def profiles() -> list[tuple[str, str]]:
+    """The built-in timing profiles, as ``(name, description)`` pairs."""
+    return _core.profiles()

@@ -10,6 +10,30 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+HOST_COLUMNS: dict[str, str] = {
+    "name": "object",
+    "ip": "object",
+    "tx_frames": "Int64",
+    "rx_frames": "Int64",
+    "profile": "object",
+    "cpu_utilization": "float64",
+    "max_core_utilization": "float64",
+    "interrupts": "Int64",
+    "interrupts_per_s": "float64",
+    "bus_utilization": "float64",
+    "rx_fifo_drops": "Int64",
+}
+"""Columns of :meth:`Result.hosts_table` and their dtypes; from ``profile``
+on they are missing (NA) for ideal hosts."""
+
+CYCLES_COLUMNS: dict[str, str] = {
+    "host": "object",
+    "layer": "object",
+    "cycles": "int64",
+    "share": "float64",
+}
+"""Columns of :meth:`Result.cycles_table` and their dtypes."""
+
 
 class Result:
     """One run's result.
@@ -75,9 +99,64 @@ class Result:
 
         return pd.DataFrame(self.data.get("links") or [])
 
+    @property
+    def hosts(self) -> list[dict[str, Any]]:
+        """The report's hosts: name, ip, counters, and ``timing`` (``None``
+        for an ideal host)."""
+        return [h for h in self.data.get("hosts") or [] if isinstance(h, dict)]
+
+    def hosts_table(self) -> pd.DataFrame:
+        """One row per host: name, ip, frames sent and received, and for
+        timed hosts the profile, mean and busiest-core CPU utilization,
+        interrupts and interrupts per second (all cores), bus utilization and
+        NIC receive-FIFO drops. The columns are always there
+        (:data:`HOST_COLUMNS`); the timing ones are NA for ideal hosts."""
+        rows = []
+        for host in self.hosts:
+            row: dict[str, Any] = {
+                "name": host.get("name"),
+                "ip": host.get("ip"),
+                "tx_frames": host.get("tx_frames"),
+                "rx_frames": host.get("rx_frames"),
+            }
+            timing = host.get("timing")
+            if isinstance(timing, dict):
+                cores = [c for c in timing.get("cores") or [] if isinstance(c, dict)]
+                utilizations = [c["utilization"] for c in cores if c.get("utilization") is not None]
+                row.update(
+                    profile=timing.get("profile"),
+                    cpu_utilization=timing.get("cpu_utilization"),
+                    max_core_utilization=max(utilizations, default=None),
+                    interrupts=sum(c.get("interrupts") or 0 for c in cores),
+                    interrupts_per_s=sum(c.get("interrupts_per_s") or 0.0 for c in cores),
+                    bus_utilization=timing.get("bus_utilization"),
+                    rx_fifo_drops=(timing.get("nic") or {}).get("rx_fifo_drops"),
+                )
+            rows.append(row)
+        return _typed_frame(rows, HOST_COLUMNS)
+
+    def cycles_table(self) -> pd.DataFrame:
+        """Where the CPU cycles of each timed host went: one row per (host,
+        layer) with the cycles, all cores together, and the layer's share of
+        that host's cycles. Empty, with the columns of
+        :data:`CYCLES_COLUMNS`, when no host is timed."""
+        rows = []
+        for host in self.hosts:
+            timing = host.get("timing")
+            if not isinstance(timing, dict):
+                continue
+            cycles = {k: v for k, v in (timing.get("cycles") or {}).items() if v}
+            total = sum(cycles.values())
+            for layer, n in cycles.items():
+                rows.append(
+                    {"host": host.get("name"), "layer": layer, "cycles": n, "share": n / total}
+                )
+        return _typed_frame(rows, CYCLES_COLUMNS)
+
     def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
-        """Write ``result.json``, ``summary.csv`` and ``links.csv`` into
-        ``out_dir`` (created if needed) and return their paths.
+        """Write ``result.json``, ``summary.csv``, ``links.csv``,
+        ``hosts.csv`` and ``cycles.csv`` into ``out_dir`` (created if needed)
+        and return their paths.
 
         The files hold nothing that varies between runs of the same scenario
         and seed: ``result.json`` is :attr:`json` byte for byte.
@@ -90,9 +169,26 @@ class Result:
         self.table().to_csv(summary_csv, index=False, lineterminator="\n")
         links_csv = out / "links.csv"
         self.links_table().to_csv(links_csv, index=False, lineterminator="\n")
-        return [result_json, summary_csv, links_csv]
+        hosts_csv = out / "hosts.csv"
+        self.hosts_table().to_csv(hosts_csv, index=False, lineterminator="\n")
+        cycles_csv = out / "cycles.csv"
+        self.cycles_table().to_csv(cycles_csv, index=False, lineterminator="\n")
+        return [result_json, summary_csv, links_csv, hosts_csv, cycles_csv]
 
     def __repr__(self) -> str:
         goodput = self.summary.get("goodput_bps")
         verified = self.summary.get("verified")
         return f"<Result {self.name!r} seed={self.seed} goodput_bps={goodput} verified={verified}>"
+
+
+def _typed_frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
+    """``rows`` as a DataFrame with exactly ``columns``, in order and typed;
+    a key a row lacks is NA."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            name: pd.Series([row.get(name) for row in rows], dtype=dtype)
+            for name, dtype in columns.items()
+        }
+    )
