@@ -2,6 +2,7 @@
 
     nicsim run SCENARIO [--seed N] [--pcap DIR] [--out DIR]
     nicsim validate SCENARIO
+    nicsim profiles
 
 Errors are one line on stderr, never a traceback: exit code 2 for a bad
 scenario or a missing file, 1 for a run that fails.
@@ -22,6 +23,7 @@ from rich.text import Text
 
 from . import __version__
 from ._core import ScenarioError, SimulationError
+from .api import profiles as builtin_profiles
 from .api import resolve
 from .api import run as run_scenario
 from .result import Result
@@ -74,7 +76,11 @@ def run(scenario: Path, seed: int | None, pcap: Path | None, out: Path | None) -
     except OSError as e:
         _fail(f"cannot write results: {e}", EXIT_FAILED)
 
-    Console().print(_summary_table(result, wall_s))
+    console = Console()
+    console.print(_summary_table(result, wall_s))
+    timed = _timed_hosts_table(result)
+    if timed is not None:
+        console.print(timed)
     click.echo(f"results written to {out_dir}: {', '.join(p.name for p in written)}")
     for pcap in result.pcaps:
         click.echo(f"pcap written: {pcap}")
@@ -95,6 +101,15 @@ def validate(scenario: Path) -> None:
     except SimulationError as e:
         _fail(str(e), EXIT_FAILED)
     click.echo("ok")
+
+
+@main.command()
+def profiles() -> None:
+    """List the built-in host timing profiles (hosts[i].profile)."""
+    entries = builtin_profiles()
+    width = max(len(name) for name, _ in entries)
+    for name, description in entries:
+        click.echo(f"{name:<{width}}  {description}")
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -153,12 +168,83 @@ def _summary_table(result: Result, wall_s: float) -> Table:
     return table
 
 
+TOP_LAYERS = 4
+"""Layers shown per timed host, by share of its cycles."""
+PROFILE_WIDTH = 40
+"""Characters of a profile description shown in the timed-hosts table."""
+
+
+def _timed_hosts_table(result: Result) -> Table | None:
+    """What the timing model measured, one column per timed host; ``None``
+    when every host is ideal."""
+    hosts = result.hosts_table()
+    hosts = hosts[hosts["profile"].notna()]
+    if hosts.empty:
+        return None
+    cycles = result.cycles_table()
+    table = Table(title="timed hosts", title_justify="left")
+    table.add_column("host", style="bold")
+    for name in hosts["name"]:
+        table.add_column(str(name))
+
+    def row(field: str, values: list[str]) -> None:
+        table.add_row(field, *(Text(v) for v in values))
+
+    records = hosts.to_dict("records")
+    cores = {h.get("name"): len((h.get("timing") or {}).get("cores") or []) for h in result.hosts}
+    row("profile", [_shorten(str(h["profile"]), PROFILE_WIDTH) for h in records])
+    row("CPU", [_cpu(h["cpu_utilization"], cores.get(h["name"], 0)) for h in records])
+    if any(n > 1 for n in cores.values()):
+        row("busiest core", [_percent(h["max_core_utilization"]) for h in records])
+    row("interrupts/s", [_rate(h["interrupts_per_s"]) for h in records])
+    row("bus", [_percent(h["bus_utilization"]) for h in records])
+    if any(not _missing(h["rx_fifo_drops"]) and h["rx_fifo_drops"] > 0 for h in records):
+        row("NIC FIFO drops", [_count(h["rx_fifo_drops"]) for h in records])
+    top = []
+    for h in records:
+        mine = cycles[cycles["host"] == h["name"]]
+        mine = mine.sort_values("share", ascending=False, kind="stable").head(TOP_LAYERS)
+        top.append("\n".join(f"{r.layer} {100 * r.share:.1f} %" for r in mine.itertuples()))
+    row("cycles by layer", [t or "none" for t in top])
+    return table
+
+
+def _shorten(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` characters, at a comma if it can be."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    comma = cut.rfind(",")
+    return (cut[:comma] if comma > 0 else cut.rstrip()) + "…"
+
+
+def _missing(value: Any) -> bool:
+    """Whether a table cell is empty: None, NaN or pandas' NA."""
+    import pandas as pd
+
+    return bool(pd.isna(value))
+
+
 def _mbps(bps: float) -> str:
     return f"{bps / 1e6:,.2f} Mbit/s"
 
 
+def _cpu(share: Any, cores: int) -> str:
+    """Mean utilization, saying over how many cores when more than one."""
+    text = _percent(share)
+    return text if cores <= 1 or text == "n/a" else f"{text} of {cores} cores"
+
+
+def _percent(share: Any) -> str:
+    return "n/a" if _missing(share) else f"{100 * share:.1f} %"
+
+
+def _rate(per_s: Any) -> str:
+    return "n/a" if _missing(per_s) else f"{per_s:,.0f}"
+
+
 def _count(value: Any, unit: str = "") -> str:
-    if value is None:
+    if _missing(value):
         return "n/a"
     return f"{value:,}{' ' + unit if unit else ''}"
 

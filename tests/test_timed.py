@@ -1,0 +1,129 @@
+"""Timed hosts through the Python API and the command: host and cycle tables,
+result files, the timed-hosts table and `nicsim profiles`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import nicsim
+from nicsim import Result
+from nicsim.result import CYCLES_COLUMNS, HOST_COLUMNS
+
+from conftest import SCENARIOS, run_cli
+
+KURMANN = SCENARIOS / "kurmann-standard.toml"
+BUILTIN_PROFILES = ["kurmann-pii-400", "ortiz-p4-400", "won-simos-mips", "modern-x86-pcie"]
+
+
+@pytest.fixture(scope="module")
+def kurmann() -> Result:
+    """Two kurmann-pii-400 hosts, a sends 32 MiB to b over GbE."""
+    return nicsim.run(KURMANN)
+
+
+def test_kurmann_lands_near_the_studys_42_mb_per_s(kurmann: Result) -> None:
+    assert kurmann.summary["verified"] is True
+    assert kurmann.summary["goodput_bps"] / 8e6 == pytest.approx(42, rel=0.1)
+
+
+def test_hosts_table_has_cpu_utilization_of_timed_hosts(kurmann: Result) -> None:
+    hosts = kurmann.hosts_table()
+    assert list(hosts["name"]) == ["a", "b"]
+    assert hosts["cpu_utilization"].notna().all()
+    sender, receiver = hosts["cpu_utilization"].tolist()
+    # The receiver is the bottleneck (the study's finding): its CPU is saturated.
+    assert receiver > 0.95
+    assert sender < receiver
+
+
+def test_hosts_table_sums_the_reports_cores(kurmann: Result) -> None:
+    hosts = kurmann.hosts_table().set_index("name")
+    for host in kurmann.hosts:
+        timing = host["timing"]
+        row = hosts.loc[host["name"]]
+        assert row["interrupts"] == sum(c["interrupts"] for c in timing["cores"]) > 0
+        assert row["interrupts"] == timing["nic"]["interrupts"]
+        assert row["bus_utilization"] == timing["bus_utilization"]
+        assert row["rx_fifo_drops"] == timing["nic"]["rx_fifo_drops"]
+        assert row["tx_frames"] == host["tx_frames"]
+        assert row["profile"] == timing["profile"]
+
+
+def test_cycles_table_shares_sum_to_one_per_host(kurmann: Result) -> None:
+    cycles = kurmann.cycles_table()
+    assert list(cycles.columns) == list(CYCLES_COLUMNS)
+    assert sorted(set(cycles["host"])) == ["a", "b"]
+    assert (cycles["cycles"] > 0).all()
+    for host, shares in cycles.groupby("host")["share"]:
+        assert shares.sum() == pytest.approx(1.0, abs=1e-12), host
+    # On the receiver copying into the application's buffer leads.
+    receiver = cycles[cycles["host"] == "b"].set_index("layer")["share"]
+    assert receiver.idxmax() == "copy"
+
+
+def test_ideal_hosts_give_typed_tables_without_timing(bulk_scenario: Path) -> None:
+    result = nicsim.run(bulk_scenario)
+    hosts = result.hosts_table()
+    assert list(hosts.columns) == list(HOST_COLUMNS)
+    assert {str(t) for t in hosts.dtypes} == set(HOST_COLUMNS.values())
+    assert len(hosts) == 2
+    assert hosts["tx_frames"].notna().all()
+    assert hosts["cpu_utilization"].isna().all()
+    cycles = result.cycles_table()
+    assert cycles.empty
+    assert dict(cycles.dtypes.astype(str)) == CYCLES_COLUMNS
+
+
+def test_write_adds_host_and_cycle_files(kurmann: Result, tmp_path: Path) -> None:
+    written = kurmann.write(tmp_path)
+    assert [p.name for p in written] == [
+        "result.json", "summary.csv", "links.csv", "hosts.csv", "cycles.csv",
+    ]  # fmt: skip
+    hosts = pd.read_csv(tmp_path / "hosts.csv")
+    assert list(hosts["name"]) == ["a", "b"]
+    assert hosts["cpu_utilization"].tolist() == kurmann.hosts_table()["cpu_utilization"].tolist()
+    cycles = pd.read_csv(tmp_path / "cycles.csv")
+    assert len(cycles) == len(kurmann.cycles_table())
+    again = nicsim.run(KURMANN).write(tmp_path / "again")
+    for first, second in zip(written, again):
+        assert first.read_bytes() == second.read_bytes(), first.name
+
+
+def test_profiles_are_the_builtins() -> None:
+    listed = nicsim.profiles()
+    assert [name for name, _ in listed] == BUILTIN_PROFILES
+    assert all(description for _, description in listed)
+
+
+def test_cli_lists_profiles() -> None:
+    done = run_cli("profiles")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == BUILTIN_PROFILES
+    assert "Kurmann" in lines[0]
+
+
+def test_cli_shows_timed_hosts(kurmann: Result, tmp_path: Path) -> None:
+    done = run_cli("run", KURMANN, "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    receiver = kurmann.hosts_table().set_index("name").loc["b"]
+    for text in (
+        "timed hosts",
+        "CPU",
+        f"{100 * receiver['cpu_utilization']:.1f} %",
+        f"{receiver['interrupts_per_s']:,.0f}",
+        "400 MHz Pentium II",
+        "copy",
+    ):
+        assert text in done.stdout, text
+    assert "hosts.csv, cycles.csv" in done.stdout
+
+
+def test_cli_leaves_ideal_output_alone(bulk_scenario: Path, tmp_path: Path) -> None:
+    done = run_cli("run", bulk_scenario, "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "timed hosts" not in done.stdout
+    assert "CPU" not in done.stdout
