@@ -3,6 +3,7 @@
     nicsim run SCENARIO [--seed N] [--pcap DIR] [--out DIR]
     nicsim validate SCENARIO
     nicsim profiles
+    nicsim sweep FILE | status | export | report   (see nicsim.campaign.cli)
 
 Errors are one line on stderr, never a traceback: exit code 2 for a bad
 scenario or a missing file, 1 for a run that fails.
@@ -26,6 +27,7 @@ from ._core import ScenarioError, SimulationError
 from .api import profiles as builtin_profiles
 from .api import resolve
 from .api import run as run_scenario
+from .campaign.cli import COMMANDS as CAMPAIGN_COMMANDS
 from .result import Result
 
 EXIT_FAILED = 1
@@ -38,6 +40,10 @@ SCENARIO_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.version_option(__version__, prog_name="nicsim", message="%(prog)s %(version)s")
 def main() -> None:
     """nicsim: simulate networked hosts and their NICs."""
+
+
+for command in CAMPAIGN_COMMANDS:
+    main.add_command(command)
 
 
 @main.command()
