@@ -11,6 +11,7 @@ a run that fails raises :class:`SimulationError` (a ``RuntimeError``).
 from . import _core
 from ._core import PROBE_EVENTS, ProbeEvent, ScenarioError, SimulationError
 from .api import profiles, resolve, run
+from .campaign import Sweep
 from .result import Result
 
 __version__: str = _core.version()
@@ -21,6 +22,7 @@ __all__ = [
     "Result",
     "ScenarioError",
     "SimulationError",
+    "Sweep",
     "__version__",
     "profiles",
     "resolve",
