@@ -43,8 +43,11 @@ pub struct ScenarioInfo {
 /// The headline numbers of a run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
-    /// Application bytes per second × 8 over `duration_s`.
+    /// Application bytes per second × 8 over `duration_s` (NetPIPE: the
+    /// peak over block sizes, bytes × 8 / one-way time).
     pub goodput_bps: f64,
+    /// NetPIPE latency: the one-way time of the smallest block.
+    pub latency_s: Option<f64>,
     /// Application bytes delivered and verified (all streams).
     pub payload_bytes: u64,
     /// Measured interval: connection established → last byte delivered
@@ -129,6 +132,8 @@ pub struct Report {
     pub hosts: Vec<HostRow>,
     /// Every checked byte stream.
     pub flows: Vec<FlowReport>,
+    /// NetPIPE's measurements, one per block size (NetPIPE workloads).
+    pub netpipe: Option<Vec<crate::workload::netpipe::NetpipePoint>>,
     /// Trace files written (names inside the pcap directory).
     pub pcaps: Vec<String>,
 }
@@ -222,6 +227,7 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
     let mut flows = Vec::new();
     let (mut duration, mut ceiling) = (Dur::ZERO, None);
     let (mut transactions, mut rate, mut mean, mut p50, mut p99) = (None, None, None, None, None);
+    let (mut netpipe, mut latency, mut peak) = (None, None, None);
     match &s.workload {
         WorkloadConfig::Bulk(b) => {
             let (tx, rx) = (host(sim, &b.from), host(sim, &b.to));
@@ -252,6 +258,15 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
                 p99 = Some(secs(lat[((lat.len() as f64 * 0.99).ceil() as usize).clamp(1, lat.len()) - 1]));
             }
         }
+        WorkloadConfig::Netpipe(n) => {
+            if let App::NpClient(client) = &sim.apps[host(sim, &n.client)] {
+                let points = client.points.clone();
+                latency = points.first().map(|p| p.time_s);
+                peak = points.iter().map(|p| p.bytes as f64 * 8.0 / p.time_s).reduce(f64::max);
+                netpipe = Some(points);
+            }
+            duration = finished.since(Time::ZERO);
+        }
     }
     for (i, app) in sim.apps.iter().enumerate() {
         let me = &sim.hosts[i].name;
@@ -277,7 +292,12 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
     }
     let sum = |f: fn(&LinkRow) -> u64| links.iter().map(f).sum::<u64>();
     let summary = Summary {
-        goodput_bps: if duration.ps() > 0 { payload as f64 * 8.0 / duration.as_secs_f64() } else { 0.0 },
+        goodput_bps: match peak {
+            Some(p) => p,
+            None if duration.ps() > 0 => payload as f64 * 8.0 / duration.as_secs_f64(),
+            None => 0.0,
+        },
+        latency_s: latency,
         payload_bytes: payload,
         duration_s: duration.as_secs_f64(),
         sim_time_s: sim_time,
@@ -329,6 +349,7 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
             })
             .collect(),
         flows,
+        netpipe,
         pcaps: pcaps
             .iter()
             .map(|p| std::path::Path::new(p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default())

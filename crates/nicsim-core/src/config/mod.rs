@@ -296,6 +296,55 @@ pub enum WorkloadConfig {
     Bulk(BulkConfig),
     /// TCP transactions: a request, then a response, one at a time.
     RequestResponse(RrConfig),
+    /// NetPIPE 3.7 over TCP: ping-pong (or stream) over its block-size schedule.
+    Netpipe(NetpipeConfig),
+}
+
+/// NetPIPE (`NPtcp`) options.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetpipeConfig {
+    /// Transmitting host (`NPtcp -h`).
+    pub client: String,
+    /// Receiving host.
+    pub server: String,
+    /// First block size (`-l`).
+    #[serde(default = "one_byte")]
+    pub lower: Size,
+    /// Last block size (`-u`); NetPIPE's default has none (it stops at the stop time).
+    #[serde(default)]
+    pub upper: Option<Size>,
+    /// Perturbation in bytes (`-p`); 0 turns it off.
+    #[serde(default = "default_perturbation")]
+    pub perturbation: u64,
+    /// Stream mode (`-s`): blocks one way, time per block not halved.
+    #[serde(default)]
+    pub stream: bool,
+    /// Cache invalidation (`-I`): data always comes from main memory (timed hosts).
+    #[serde(default)]
+    pub invalidate_cache: bool,
+    /// Socket buffer size for both ends (`-b`).
+    #[serde(default)]
+    pub buffer: Option<Size>,
+    /// NetPIPE built with `-DFINAL`: RUNTM 0.25 s and 7 trials instead of 0.10 s and 3.
+    #[serde(default)]
+    pub r#final: bool,
+    /// Target time per trial (RUNTM) if not NetPIPE's; shorter runs faster, less precisely.
+    #[serde(default)]
+    pub run_time: Option<Duration>,
+    /// Stop once a block takes longer than this (STOPTM).
+    #[serde(default = "default_stop_time")]
+    pub stop_time: Duration,
+    /// Server's TCP port.
+    #[serde(default = "default_port")]
+    pub port: u16,
+}
+
+fn default_perturbation() -> u64 {
+    3
+}
+fn default_stop_time() -> Duration {
+    Duration(1_000_000_000_000)
 }
 
 /// A bulk TCP transfer.

@@ -204,6 +204,41 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                 return err("workload.request_response.port", "must be 1 to 65535");
             }
         }
+        WorkloadConfig::Netpipe(n) => {
+            endpoint("netpipe.client", &n.client)?;
+            endpoint("netpipe.server", &n.server)?;
+            if n.client == n.server {
+                return err("workload.netpipe.server", "client and server must be different hosts");
+            }
+            if !connected(&n.client, &n.server) {
+                return err("workload.netpipe.server", format!("\"{}\" and \"{}\" share no link", n.client, n.server));
+            }
+            if !(1..=MAX_BUFFER).contains(&n.lower.0) {
+                return err("workload.netpipe.lower", format!("must be 1B to 1GiB, got {}", n.lower));
+            }
+            if let Some(upper) = n.upper {
+                if upper < n.lower || upper.0 > MAX_BUFFER {
+                    return err(
+                        "workload.netpipe.upper",
+                        format!("must be from lower ({}) to 1GiB, got {upper}", n.lower),
+                    );
+                }
+            }
+            if let Some(b) = n.buffer {
+                if !(MIN_BUFFER..=MAX_BUFFER).contains(&b.0) {
+                    return err("workload.netpipe.buffer", format!("must be 1KiB to 1GiB, got {b}"));
+                }
+            }
+            if n.run_time.is_some_and(|t| t.0 == 0) {
+                return err("workload.netpipe.run_time", "must be above zero");
+            }
+            if n.stop_time.0 == 0 {
+                return err("workload.netpipe.stop_time", "must be above zero");
+            }
+            if n.port == 0 {
+                return err("workload.netpipe.port", "must be 1 to 65535");
+            }
+        }
     }
     if s.run.time_limit.0 == 0 {
         return err("run.time_limit", "must be above zero");

@@ -89,6 +89,21 @@ pub struct Sim {
     pub probes: Probes,
 }
 
+/// The hosts' configurations with the workload's own settings applied
+/// (NetPIPE's `-b` socket buffer size).
+fn workload_hosts(s: &Scenario) -> Vec<crate::config::HostConfig> {
+    let mut hosts = s.hosts.clone();
+    if let crate::config::WorkloadConfig::Netpipe(n) = &s.workload {
+        if let Some(b) = n.buffer {
+            for h in hosts.iter_mut().filter(|h| h.name == n.client || h.name == n.server) {
+                h.tcp.rx_buffer = b;
+                h.tcp.tx_buffer = b;
+            }
+        }
+    }
+    hosts
+}
+
 /// Safety bound on back-to-back stack/application rounds within one poll.
 const MAX_ROUNDS_PER_POLL: usize = 64;
 
@@ -106,13 +121,21 @@ impl Sim {
                 mtus[h] = l.mtu.0 as usize;
             }
         }
+        let host_cfgs = workload_hosts(s);
         let mut timings = Vec::with_capacity(s.hosts.len());
         for (i, h) in s.hosts.iter().enumerate() {
             timings.push(h.timing(i)?);
         }
+        if let crate::config::WorkloadConfig::Netpipe(n) = &s.workload {
+            for name in [&n.client, &n.server] {
+                if let Some(t) = timings[index(name)].as_mut() {
+                    t.memory.cold_cache |= n.invalidate_cache;
+                }
+            }
+        }
         let tso = |i: usize| timings[i].as_ref().is_some_and(|t: &crate::host::timing::Timing| t.nic.tso);
         let mut hosts: Vec<Host> =
-            s.hosts.iter().enumerate().map(|(i, h)| Host::new(h, i, mtus[i], seed, tso(i))).collect();
+            host_cfgs.iter().enumerate().map(|(i, h)| Host::new(h, i, mtus[i], seed, tso(i))).collect();
         if let Some(dir) = pcap_dir {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
         }

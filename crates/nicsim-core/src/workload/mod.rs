@@ -14,13 +14,14 @@
 //! and length: `nicsim_core::api::pattern_bytes` regenerates it, e.g. to
 //! compare with what tshark reassembles from a trace.
 
+pub mod netpipe;
 pub mod pattern;
 
 use smoltcp::iface::SocketHandle;
 use smoltcp::socket::tcp;
 use smoltcp::wire::IpAddress;
 
-use crate::config::{BulkConfig, RrConfig, WorkloadConfig};
+use crate::config::{BulkConfig, NetpipeConfig, RrConfig, WorkloadConfig};
 use crate::engine::Time;
 use crate::host::Host;
 use pattern::Pattern;
@@ -42,14 +43,14 @@ pub struct FlowReport {
 }
 
 /// Checks an incoming stream against its pattern.
-struct Checker {
+pub(crate) struct Checker {
     pattern: Pattern,
     stream: u64,
     received: u64,
 }
 
 impl Checker {
-    fn new(seed: u64, stream: u64) -> Self {
+    pub(crate) fn new(seed: u64, stream: u64) -> Self {
         Checker { pattern: Pattern::new(seed, stream), stream, received: 0 }
     }
 
@@ -66,7 +67,7 @@ impl Checker {
         Ok(())
     }
 
-    fn report(&self, from: &str, to: &str) -> FlowReport {
+    pub(crate) fn report(&self, from: &str, to: &str) -> FlowReport {
         FlowReport { from: from.into(), to: to.into(), bytes: self.received, stream: self.stream }
     }
 }
@@ -106,7 +107,7 @@ impl Op {
 }
 
 /// Room for a write on `sock` (0 if it cannot send).
-fn room(sock: &tcp::Socket) -> u64 {
+pub(crate) fn room(sock: &tcp::Socket) -> u64 {
     if sock.may_send() {
         (sock.send_capacity() - sock.send_queue()) as u64
     } else {
@@ -183,6 +184,10 @@ pub enum App {
     RrClient(RrClient),
     /// Request/response server.
     RrServer(RrServer),
+    /// NetPIPE transmitter.
+    NpClient(netpipe::NpClient),
+    /// NetPIPE receiver.
+    NpServer(netpipe::NpServer),
 }
 
 fn host_index(hosts: &[Host], name: &str) -> usize {
@@ -254,8 +259,32 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
                 closed: false,
             });
         }
+        WorkloadConfig::Netpipe(n) => {
+            let (c, s) = (host_index(hosts, &n.client), host_index(hosts, &n.server));
+            let (active, listen) = open(hosts, c, s, n.port);
+            // NPtcp sets TCP_NODELAY on both ends.
+            hosts[c].sockets.get_mut::<tcp::Socket>(active).set_nagle_enabled(false);
+            hosts[s].sockets.get_mut::<tcp::Socket>(listen).set_nagle_enabled(false);
+            let (client, server) = netpipe::pair(active, listen, seed, netpipe_options(n));
+            apps[c] = App::NpClient(client);
+            apps[s] = App::NpServer(server);
+        }
     }
     apps
+}
+
+/// NetPIPE's constants for a configuration.
+fn netpipe_options(n: &NetpipeConfig) -> netpipe::Options {
+    let (run_time, trials) = if n.r#final { (250_000_000_000, 7) } else { (100_000_000_000, 3) };
+    netpipe::Options {
+        start: n.lower.0,
+        upper: n.upper.map_or(u64::MAX, |u| u.0),
+        perturbation: n.perturbation,
+        stream: n.stream,
+        run_time: n.run_time.map_or(crate::engine::Dur(run_time), |t| t.dur()),
+        trials,
+        stop_time: n.stop_time.dur(),
+    }
 }
 
 impl App {
@@ -317,6 +346,8 @@ impl App {
                 let n = (sock.recv_queue() as u64).min(response_end - c.check.received);
                 (n > 0).then_some(Op::Read { sock: c.sock, bytes: n })
             }
+            App::NpClient(c) => c.next_op(now, host),
+            App::NpServer(s) => s.next_op(now, host),
             App::RrServer(s) => {
                 let sock = host.sockets.get::<tcp::Socket>(s.sock);
                 if s.closed {
@@ -342,6 +373,11 @@ impl App {
     /// differs from the stream's pattern is a fatal error.
     pub fn perform(&mut self, op: Op, now: Time, host: &mut Host) -> Result<(), String> {
         host.enter(now);
+        match self {
+            App::NpClient(c) => return c.perform(op, now, host),
+            App::NpServer(s) => return s.perform(op, host),
+            _ => {}
+        }
         let sock = match op {
             Op::Write { sock, .. } | Op::Read { sock, .. } | Op::Close { sock } => sock,
         };
@@ -403,7 +439,8 @@ impl App {
     /// Whether this application has finished its part.
     pub fn is_done(&self) -> bool {
         match self {
-            App::Idle | App::BulkTx(_) | App::RrServer(_) => true,
+            App::Idle | App::BulkTx(_) | App::RrServer(_) | App::NpServer(_) => true,
+            App::NpClient(c) => c.is_done(),
             App::BulkRx(r) => r.done,
             App::RrClient(c) => c.completed == c.transactions,
         }
@@ -415,13 +452,15 @@ impl App {
             App::BulkRx(r) => vec![r.check.report(peer, me)],
             App::RrClient(c) => vec![c.check.report(peer, me)],
             App::RrServer(s) => vec![s.check.report(peer, me)],
+            App::NpClient(c) => vec![c.check_report(peer, me)],
+            App::NpServer(s) => vec![s.check_report(peer, me)],
             App::Idle | App::BulkTx(_) => Vec::new(),
         }
     }
 }
 
 /// Write exactly `bytes` of `pattern` from offset `*sent`.
-fn write_exact(sock: &mut tcp::Socket, pattern: &Pattern, sent: &mut u64, bytes: u64) -> Result<(), String> {
+pub(crate) fn write_exact(sock: &mut tcp::Socket, pattern: &Pattern, sent: &mut u64, bytes: u64) -> Result<(), String> {
     let target = *sent + bytes;
     while *sent < target {
         let (at, want) = (*sent, (target - *sent) as usize);
@@ -441,7 +480,7 @@ fn write_exact(sock: &mut tcp::Socket, pattern: &Pattern, sent: &mut u64, bytes:
 }
 
 /// Read exactly `bytes` into `check`.
-fn read_exact(sock: &mut tcp::Socket, check: &mut Checker, bytes: u64) -> Result<(), String> {
+pub(crate) fn read_exact(sock: &mut tcp::Socket, check: &mut Checker, bytes: u64) -> Result<(), String> {
     let target = check.received + bytes;
     while check.received < target {
         let want = (target - check.received) as usize;

@@ -3,4 +3,5 @@
 //! bus and NIC models).
 
 mod ideal;
+mod netpipe;
 mod timing;

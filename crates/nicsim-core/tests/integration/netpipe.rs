@@ -1,0 +1,72 @@
+//! NetPIPE: latency is the physical one-way time, the peak approaches the
+//! Ethernet ceiling, modelled hosts add their stack costs.
+
+use crate::ideal::run;
+
+fn netpipe(hosts: &str, opts: &str) -> String {
+    format!(
+        "{hosts}\n[[links]]\nendpoints = [\"a\", \"b\"]\nrate = \"1Gbps\"\npropagation = \"500ns\"\n\
+         [workload.netpipe]\nclient = \"a\"\nserver = \"b\"\n{opts}\n[run]\ntime_limit = \"1000s\"\n"
+    )
+}
+
+const IDEAL: &str = "[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n";
+
+fn timed(clock: &str) -> String {
+    format!(
+        "[[hosts]]\nname = \"a\"\nprofile = \"kurmann-pii-400\"\ncpu = {{ clock = \"{clock}\" }}\n\
+         [[hosts]]\nname = \"b\"\nprofile = \"kurmann-pii-400\"\ncpu = {{ clock = \"{clock}\" }}\n"
+    )
+}
+
+#[test]
+fn ideal_latency_is_the_physical_one_way_time() {
+    let r = run(&netpipe(IDEAL, "upper = \"64B\"\nrun_time = \"2ms\""));
+    let points = r.netpipe.as_ref().unwrap();
+    // A 1-byte block: a 67-byte frame = 91 bytes of wire time (728 ns) + 500 ns.
+    assert!((points[0].time_s - 1.228e-6).abs() < 1e-12, "latency {}", points[0].time_s);
+    assert_eq!(r.summary.latency_s, Some(points[0].time_s));
+    // Each extra byte adds 8 ns of serialisation.
+    let four = points.iter().find(|p| p.bytes == 4).unwrap();
+    assert!((four.time_s - (1.228e-6 + 3.0 * 8e-9)).abs() < 1e-12);
+    // NetPIPE's Mbps: bytes × 8 / t / 2^20.
+    assert!((points[0].mbps - 8.0 / 1.228e-6 / 1048576.0).abs() < 1e-9);
+}
+
+#[test]
+fn ideal_peak_approaches_the_goodput_ceiling() {
+    let r = run(&netpipe(IDEAL, "upper = \"2MiB\"\nrun_time = \"5ms\""));
+    let ceiling = 1e9 * 1448.0 / 1538.0;
+    let peak = r.summary.goodput_bps;
+    assert!(peak <= ceiling && peak > 0.99 * ceiling, "peak {peak} vs ceiling {ceiling}");
+    // Throughput grows with block size, up to rounding at segment boundaries.
+    let pts = r.netpipe.unwrap();
+    assert!(pts.last().unwrap().mbps > 100.0 * pts[0].mbps);
+}
+
+#[test]
+fn the_schedule_is_netpipes_and_each_point_has_at_least_three_repeats() {
+    let r = run(&netpipe(IDEAL, "upper = \"300B\"\nrun_time = \"1ms\""));
+    let sizes: Vec<u64> = r.netpipe.as_ref().unwrap().iter().map(|p| p.bytes).collect();
+    assert_eq!(&sizes[..10], &[1, 2, 3, 4, 6, 8, 12, 13, 16, 19]);
+    assert!(r.netpipe.unwrap().iter().all(|p| p.nrepeat >= 3));
+}
+
+#[test]
+fn a_modelled_host_adds_its_stack_costs_to_the_latency() {
+    let ideal = run(&netpipe(IDEAL, "upper = \"1B\"\nrun_time = \"1ms\"")).summary.latency_s.unwrap();
+    let slow = run(&netpipe(&timed("400MHz"), "upper = \"1B\"\nrun_time = \"1ms\"")).summary.latency_s.unwrap();
+    let fast = run(&netpipe(&timed("800MHz"), "upper = \"1B\"\nrun_time = \"1ms\"")).summary.latency_s.unwrap();
+    assert!(slow > ideal + 10e-6, "a 400 MHz Linux 2.2 stack adds tens of µs: {slow} vs {ideal}");
+    assert!(slow < ideal + 200e-6);
+    // The CPU share of the latency halves with the clock; the bus and wire remain.
+    let (cpu_slow, cpu_fast) = (slow - ideal, fast - ideal);
+    assert!(cpu_fast < 0.6 * cpu_slow && cpu_fast > 0.45 * cpu_slow, "{cpu_slow} -> {cpu_fast}");
+}
+
+#[test]
+fn stream_mode_measures_one_way_throughput() {
+    let r = run(&netpipe(IDEAL, "upper = \"1MiB\"\nrun_time = \"5ms\"\nstream = true"));
+    let ceiling = 1e9 * 1448.0 / 1538.0;
+    assert!(r.summary.goodput_bps > 0.99 * ceiling && r.summary.goodput_bps <= ceiling);
+}
