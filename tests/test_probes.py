@@ -90,10 +90,18 @@ def test_exception_in_a_probe_propagates_and_silences_later_calls() -> None:
         calls += 1
         raise RuntimeError(f"probe failed at {event.time_ps} ps")
 
+    delivered = 0
+
+    def count(event: ProbeEvent) -> None:
+        nonlocal delivered
+        delivered += 1
+
     with pytest.raises(RuntimeError, match="probe failed at") as info:
-        nicsim.run(KURMANN, probes={"frame": probe})
+        nicsim.run(KURMANN, probes={"frame": probe, "deliver": count})
     assert not isinstance(info.value, nicsim.SimulationError)
     assert calls == 1
+    # The run stops at the failing event: nothing more is delivered.
+    assert delivered == 0
 
 
 def test_unknown_probe_name_is_a_value_error() -> None:

@@ -172,6 +172,10 @@ impl Observer for PyObserver {
             probes.error = Some(e);
         }
     }
+
+    fn stopped(&self) -> bool {
+        self.0.borrow().error.is_some()
+    }
 }
 
 /// Parse, validate and run a scenario given as TOML text; return the result

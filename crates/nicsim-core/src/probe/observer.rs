@@ -37,6 +37,10 @@ pub trait Observer {
     fn wants(&self, name: &str) -> bool;
     /// One event.
     fn on_event(&mut self, event: &ProbeEvent<'_>);
+    /// Whether the run should stop now (for example, a callback failed).
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 /// The observers of a run, with the names they asked for resolved once.
@@ -44,13 +48,14 @@ pub trait Observer {
 pub struct Probes {
     observer: Option<Box<dyn Observer>>,
     wanted: [bool; EVENTS.len()],
+    stop: bool,
 }
 
 impl Probes {
     /// Probes feeding `observer`.
     pub fn new(observer: Box<dyn Observer>) -> Probes {
         let wanted = EVENTS.map(|n| observer.wants(n));
-        Probes { observer: Some(observer), wanted }
+        Probes { observer: Some(observer), wanted, stop: false }
     }
 
     /// Whether anybody listens for event number `i` of [`EVENTS`].
@@ -63,7 +68,13 @@ impl Probes {
     pub fn emit(&mut self, i: usize, time: Time, host: &str, fields: &[(&'static str, f64)]) {
         if let (true, Some(o)) = (self.wanted[i], self.observer.as_mut()) {
             o.on_event(&ProbeEvent { name: EVENTS[i], time, host, fields });
+            self.stop |= o.stopped();
         }
+    }
+
+    /// Whether an observer asked to stop the run.
+    pub fn stop_requested(&self) -> bool {
+        self.stop
     }
 
     /// Give the observer back.

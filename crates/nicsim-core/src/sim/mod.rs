@@ -201,6 +201,9 @@ impl Sim {
             }
             let (now, ev) = self.sched.pop().expect("peeked");
             self.dispatch(now, ev)?;
+            if self.probes.stop_requested() {
+                return Err(Error::Simulation(format!("a probe stopped the run at {now}")));
+            }
             if self.finished_at.is_none() && self.apps.iter().all(App::is_done) {
                 self.finished_at = Some(now);
                 stop = stop.min(now + drain);
