@@ -222,6 +222,7 @@ def report(
                     metrics=list(metrics) or None,
                     html_page=html,
                     facts=facts,
+                    axes=manifest.get("axes"),
                 )
             except ValueError as e:
                 _fail(str(e), EXIT_BAD_INPUT)

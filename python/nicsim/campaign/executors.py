@@ -11,8 +11,11 @@ outcome is a plain dict made by :func:`simulate` in the worker process:
 * ``{"status": "error", "error": msg}``: the run could not be done (a worker
   died too often, an unexpected exception); not cached, retried next time
 
-Only plain data crosses process boundaries (the native module's objects do
-not pickle). The core is deterministic, so every executor gives the same
+Tasks travel in chunks sized from the measured run time (about
+:data:`CHUNK_SECONDS` of simulation each, one task at a time at first and
+for retries), so that thousands of millisecond-long runs are not dominated
+by messaging. Only plain data crosses process boundaries (the native
+module's objects do not pickle). The core is deterministic, so every executor gives the same
 reports for the same tasks. :class:`LocalExecutor` (the default) is a
 process pool on this machine; :class:`DaskExecutor` runs on a Dask cluster
 (a LocalCluster by default, or any scheduler address, e.g. one started by
@@ -21,11 +24,13 @@ dask-jobqueue on SLURM).
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -57,6 +62,19 @@ def simulate(scenario: str, seed: int) -> Outcome:
     return {"status": "ok", "report": report, "wall_s": time.perf_counter() - started}
 
 
+def simulate_many(tasks: Sequence[Task]) -> list[Outcome]:
+    """:func:`simulate` each task of a chunk, in order."""
+    return [simulate(text, seed) for text, seed in tasks]
+
+
+CHUNK_SECONDS = 0.2
+"""Simulation time a chunk of tasks aims at: long next to the cost of a
+message, short next to a sweep."""
+
+MAX_CHUNK = 256
+"""No chunk has more tasks than this."""
+
+
 def available_cores() -> int:
     """Cores this process may use."""
     try:
@@ -65,15 +83,46 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+class WorkerLost(Exception):
+    """The worker running a chunk died and the backend did not rerun it."""
+
+
+class _Chunker:
+    """Chunk sizes from the mean run time seen so far."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.runs = 0
+
+    def observe(self, outcomes: Sequence[Outcome]) -> None:
+        for outcome in outcomes:
+            wall = outcome.get("wall_s")
+            if isinstance(wall, float):
+                self.seconds += wall
+                self.runs += 1
+
+    def size(self, remaining: int, workers: int) -> int:
+        """Tasks in the next chunk: one until a run has been timed, and never
+        so many that the last chunks leave workers idle."""
+        if self.runs == 0:
+            return 1
+        mean = max(self.seconds / self.runs, 1e-6)
+        tail = math.ceil(remaining / (2 * max(workers, 1)))
+        return max(1, min(round(CHUNK_SECONDS / mean), MAX_CHUNK, tail))
+
+
 class Executor(ABC):
     """Runs tasks and yields ``(index, outcome)`` as they finish.
 
-    Closing the iterator early (an interrupt, an exception in the consumer)
-    cancels the tasks not yet started. Use as a context manager, or call
-    :meth:`close`, to release workers.
+    Subclasses provide the backend (submit a chunk, wait, collect); this
+    class does the chunking, the retries after a lost worker and the
+    cancelling. Closing the iterator early (an interrupt, an exception in
+    the consumer) cancels the chunks in flight. Use as a context manager,
+    or call :meth:`close`, to release workers.
     """
 
     name: str = "executor"
+    retries: int = 2
 
     @property
     @abstractmethod
@@ -81,8 +130,77 @@ class Executor(ABC):
         """How many runs can go on at once."""
 
     @abstractmethod
+    def _submit(self, chunk: list[Task]) -> Any:
+        """Start :func:`simulate_many` on ``chunk``; return a handle (raise
+        :class:`WorkerLost` if the backend is broken)."""
+
+    @abstractmethod
+    def _wait(self, handles: list[Any]) -> list[Any]:
+        """Block until at least one handle is done; return the done ones."""
+
+    @abstractmethod
+    def _collect(self, handle: Any) -> list[Outcome]:
+        """The outcomes of a done chunk; :class:`WorkerLost` if its worker
+        died, any other exception if it failed."""
+
+    def _cancel(self, handles: list[Any]) -> None:
+        """Cancel chunks not yet done."""
+
+    def _reset(self) -> None:
+        """Recover after :class:`WorkerLost` (restart a pool)."""
+
     def map(self, tasks: Sequence[Task]) -> Iterator[tuple[int, Outcome]]:
         """Run ``tasks``; yield each one's index and outcome when it finishes."""
+        queue = deque(range(len(tasks)))
+        attempts = [0] * len(tasks)
+        chunker = _Chunker()
+        in_flight: dict[Any, list[int]] = {}
+        try:
+            while queue or in_flight:
+                workers = self.workers
+                while queue and len(in_flight) < 2 * max(workers, 1):
+                    # A retried task goes alone: it may be what killed a worker.
+                    size = 1 if attempts[queue[0]] else chunker.size(len(queue), workers)
+                    chunk = [queue.popleft() for _ in range(min(size, len(queue)))]
+                    try:
+                        handle = self._submit([tasks[i] for i in chunk])
+                    except WorkerLost:
+                        queue.extendleft(reversed(chunk))
+                        break
+                    for i in chunk:
+                        attempts[i] += 1
+                    in_flight[handle] = chunk
+                if not in_flight:
+                    self._reset()
+                    continue
+                lost = False
+                for handle in self._wait(list(in_flight)):
+                    chunk = in_flight.pop(handle)
+                    try:
+                        outcomes = self._collect(handle)
+                    except WorkerLost:
+                        lost = True
+                        queue.extend(chunk)
+                        continue
+                    except Exception as e:
+                        outcomes = [{"status": "error", "error": f"{type(e).__name__}: {e}"}] * len(chunk)
+                    chunker.observe(outcomes)
+                    for i, outcome in zip(chunk, outcomes):
+                        yield i, outcome
+                if lost:  # everything in flight went down with the worker
+                    for chunk in in_flight.values():
+                        queue.extend(chunk)
+                    in_flight.clear()
+                    self._reset()
+                    for i in [i for i in queue if attempts[i] > self.retries]:
+                        queue.remove(i)
+                        yield i, {
+                            "status": "error",
+                            "error": f"a worker process died on each of {attempts[i]} attempts",
+                        }
+        finally:
+            if in_flight:
+                self._cancel(list(in_flight))
 
     def close(self) -> None:
         """Release the workers (idempotent)."""
@@ -107,11 +225,10 @@ class LocalExecutor(Executor):
     """A pool of worker processes on this machine (``spawn``: safe with the
     threads of the parent).
 
-    ``workers`` defaults to every core. Each worker runs one simulation at a
-    time; at most ``2 * workers`` tasks are handed out ahead, so an interrupt
-    stops quickly. When a worker process dies the pool is restarted and the
-    tasks that were in flight are run again, each up to ``retries`` more
-    times; then it is an ``error`` outcome.
+    ``workers`` defaults to every core. At most two chunks per worker are
+    handed out ahead, so an interrupt stops quickly. When a worker process
+    dies the pool is restarted and the tasks that were in flight run again,
+    each up to ``retries`` more times; then it is an ``error`` outcome.
     """
 
     name = "local"
@@ -143,58 +260,28 @@ class LocalExecutor(Executor):
         pool = self._ensure_pool()
         list(pool.map(int, range(self._workers)))
 
-    def map(self, tasks: Sequence[Task]) -> Iterator[tuple[int, Outcome]]:
-        queue = list(range(len(tasks)))
-        queue.reverse()  # pop() from the end hands tasks out in order
-        attempts = [0] * len(tasks)
-        ahead = 2 * self._workers
-        in_flight: dict[Future[Outcome], int] = {}
+    def _submit(self, chunk: list[Task]) -> Future[list[Outcome]]:
         try:
-            while queue or in_flight:
-                pool = self._ensure_pool()
-                while queue and len(in_flight) < ahead:
-                    i = queue.pop()
-                    try:
-                        fut = pool.submit(simulate, *tasks[i])
-                    except BrokenProcessPool:  # broke since the last wait
-                        queue.append(i)
-                        break
-                    attempts[i] += 1
-                    in_flight[fut] = i
-                if not in_flight:
-                    self._discard_pool()
-                    continue
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                broken = False
-                for fut in done:
-                    i = in_flight.pop(fut)
-                    try:
-                        outcome = fut.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        queue.append(i)
-                        continue
-                    except Exception as e:
-                        outcome = {"status": "error", "error": f"{type(e).__name__}: {e}"}
-                    yield i, outcome
-                if broken:
-                    # Every task still in flight went down with the pool.
-                    queue.extend(in_flight.values())
-                    in_flight.clear()
-                    self._discard_pool()
-                    for i in sorted(set(queue), reverse=True):
-                        if attempts[i] > self.retries:
-                            queue.remove(i)
-                            yield i, {
-                                "status": "error",
-                                "error": f"a worker process died on each of {attempts[i]} attempts",
-                            }
-                    queue.sort(reverse=True)
-        finally:
-            for fut in in_flight:
-                fut.cancel()
+            return self._ensure_pool().submit(simulate_many, chunk)
+        except BrokenProcessPool as e:
+            raise WorkerLost from e
 
-    def _discard_pool(self) -> None:
+    def _wait(self, handles: list[Any]) -> list[Any]:
+        done, _ = wait(handles, return_when=FIRST_COMPLETED)
+        return list(done)
+
+    def _collect(self, handle: Any) -> list[Outcome]:
+        try:
+            outcomes: list[Outcome] = handle.result()
+        except BrokenProcessPool as e:
+            raise WorkerLost from e
+        return outcomes
+
+    def _cancel(self, handles: list[Any]) -> None:
+        for fut in handles:
+            fut.cancel()
+
+    def _reset(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
@@ -213,9 +300,9 @@ class DaskExecutor(Executor):
     address (``tcp://host:8786``) it connects to a running cluster, whose
     workers must have nicsim installed. ``client`` uses an existing
     ``distributed.Client`` instead (e.g. one on a dask-jobqueue
-    ``SLURMCluster``). Each task is retried ``retries`` times if it raises;
-    a task whose worker dies is rescheduled by Dask itself (up to its
-    ``distributed.scheduler.allowed-failures``).
+    ``SLURMCluster``). A chunk whose worker dies is rescheduled by Dask
+    itself (up to its ``distributed.scheduler.allowed-failures``); one that
+    raises is retried ``retries`` times.
     """
 
     name = "dask"
@@ -244,6 +331,8 @@ class DaskExecutor(Executor):
         self._client = client
         self._owns_client = client is None
         self._cluster: Any = None
+        self._batch = uuid.uuid4().hex[:12]
+        self._chunks = 0
 
     @property
     def client(self) -> Any:
@@ -270,40 +359,32 @@ class DaskExecutor(Executor):
     def workers(self) -> int:
         if self._client is None and self.scheduler is None:
             return self._n_workers or available_cores()
-        return len(self.client.scheduler_info().get("workers", {}))
+        return sum(self.client.nthreads().values())
 
     def describe(self) -> str:
         where = self.scheduler or "LocalCluster"
         return f"dask ({where}), {self.workers} workers"
 
-    def map(self, tasks: Sequence[Task]) -> Iterator[tuple[int, Outcome]]:
-        from distributed import as_completed
+    def _submit(self, chunk: list[Task]) -> Any:
+        self._chunks += 1
+        key = f"nicsim-{self._batch}-{self._chunks}"
+        return self.client.submit(simulate_many, chunk, key=key, pure=False, retries=self.retries)
 
-        client = self.client
-        batch = uuid.uuid4().hex[:12]
-        futures = [
-            client.submit(
-                simulate, text, seed, key=f"nicsim-{batch}-{i}", pure=False, retries=self.retries
-            )
-            for i, (text, seed) in enumerate(tasks)
-        ]
-        index = {fut.key: i for i, fut in enumerate(futures)}
-        finished: set[int] = set()
+    def _wait(self, handles: list[Any]) -> list[Any]:
+        from distributed import wait as dask_wait
+
+        done, _ = dask_wait(handles, return_when="FIRST_COMPLETED")
+        return list(done)
+
+    def _collect(self, handle: Any) -> list[Outcome]:
         try:
-            for fut in as_completed(futures):
-                i = index[fut.key]
-                if fut.status == "finished":
-                    outcome: Outcome = fut.result()
-                else:
-                    error = fut.exception()
-                    outcome = {"status": "error", "error": f"{type(error).__name__}: {error}"}
-                finished.add(i)
-                fut.release()
-                yield i, outcome
+            outcomes: list[Outcome] = handle.result()
         finally:
-            left = [f for i, f in enumerate(futures) if i not in finished]
-            if left:
-                client.cancel(left)
+            handle.release()
+        return outcomes
+
+    def _cancel(self, handles: list[Any]) -> None:
+        self.client.cancel(handles)
 
     def close(self) -> None:
         if self._owns_client and self._client is not None:

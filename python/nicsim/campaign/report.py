@@ -109,49 +109,65 @@ def aggregate(frame: pd.DataFrame, knobs: list[str], metrics: list[str]) -> pd.D
     return pd.DataFrame(rows, columns=[*knobs, "runs", *[c for m in metrics for c in (m, f"{m}_std")]])
 
 
-def plot_knob(table: pd.DataFrame, knob: str, knobs: list[str], metric: str, path: Path) -> Path:
-    """One PNG: ``metric`` against ``knob``, a line per combination of the
-    other knobs (from :func:`aggregate`'s table)."""
+def plot_knob(
+    table: pd.DataFrame, axis: Sequence[str], knobs: list[str], metric: str, path: Path
+) -> Path:
+    """One PNG: ``metric`` against ``axis`` (a knob, or zipped knobs that
+    move together, named by the first), a line per combination of the other
+    knobs (from :func:`aggregate`'s table). The y axis is logarithmic when
+    the values span more than two decades."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     label, scale = METRICS.get(metric, (metric, 1.0))
+    knob = axis[0]
     xs = ordered_values(list(table[knob]))
     position = {_label(v): i for i, v in enumerate(xs)}
-    others = [k for k in knobs if k != knob]
-    lines: dict[str, list[tuple[int, float, float]]] = {}
+    others = [k for k in knobs if k not in axis]
+    rank = {k: {_label(v): i for i, v in enumerate(ordered_values(list(table[k])))} for k in others}
+    lines: dict[tuple[int, ...], tuple[str, list[tuple[int, float, float]]]] = {}
     combos = {tuple(_label(v) for v in r) for r in table[others].itertuples(index=False, name=None)}
     merge = len(combos) > MAX_LINES
     for _, row in table.iterrows():
-        name = "all" if merge or not others else ", ".join(f"{k}={_label(row[k])}" for k in others)
-        lines.setdefault(name, []).append(
+        if merge or not others:
+            order: tuple[int, ...] = ()
+            name = f"mean over {len(combos)} combinations of the other knobs" if merge else ""
+        else:
+            order = tuple(rank[k][_label(row[k])] for k in others)
+            name = ", ".join(f"{k}={_label(row[k])}" for k in others)
+        lines.setdefault(order, (name, []))[1].append(
             (position[_label(row[knob])], row[metric] * scale, row[f"{metric}_std"] * scale)
         )
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-    for name, pts in sorted(lines.items()):
+    ys: list[float] = []
+    for _, (name, pts) in sorted(lines.items()):
         if merge:  # average over the other knobs: mean and spread per x
             by_x: dict[int, list[float]] = {}
             for x, y, _ in pts:
                 by_x.setdefault(x, []).append(y)
-            pts = [(x, sum(v) / len(v), _std(v)) for x, v in sorted(by_x.items())]
+            pts = [(x, sum(v) / len(v), _std(v)) for x, v in by_x.items()]
         pts.sort()
+        ys += [p[1] for p in pts if not math.isnan(p[1])]
         ax.errorbar(
             [p[0] for p in pts],
             [p[1] for p in pts],
             yerr=[0 if math.isnan(p[2]) else p[2] for p in pts],
             marker="o",
             capsize=3,
-            label=f"mean over {len(combos)} combinations of the other knobs" if merge else name,
+            label=name or None,
         )
+    many = len(xs) > 6
     ax.set_xticks(range(len(xs)))
-    ax.set_xticklabels([_label(v) for v in xs], rotation=30 if len(xs) > 6 else 0, ha="right" if len(xs) > 6 else "center")
-    ax.set_xlabel(knob)
+    ax.set_xticklabels([_label(v) for v in xs], rotation=30 if many else 0, ha="right" if many else "center")
+    ax.set_xlabel(" = ".join(axis) if len(axis) > 1 else knob)
     ax.set_ylabel(label)
+    if ys and min(ys) > 0 and max(ys) / min(ys) > 100:
+        ax.set_yscale("log")
     ax.set_title(f"{label} vs {knob}")
     ax.grid(True, alpha=0.3)
-    if len(lines) > 1 or merge:
+    if any(name for name, _ in lines.values()):
         ax.legend(fontsize="small")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -186,12 +202,15 @@ def write_report(
     metrics: Sequence[str] | None = None,
     html_page: bool = False,
     facts: Sequence[tuple[str, str]] = (),
+    axes: Sequence[Sequence[str]] | None = None,
 ) -> list[Path]:
     """Write ``report.md`` (and ``report.html``) with a figure per swept knob
-    into ``out``; returns the files written."""
+    into ``out``; returns the files written. ``axes`` groups knobs that move
+    together (a zip group): one figure per group, against its first knob."""
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     knobs = swept_knobs(frame)
+    groups = [list(a) for a in axes if a and a[0] in knobs] if axes else [[k] for k in knobs]
     chosen = list(metrics) if metrics else default_metrics(frame)
     missing = [m for m in chosen if m not in frame.columns]
     if missing:
@@ -200,12 +219,14 @@ def write_report(
     written: list[Path] = []
     figures: list[tuple[str, Path]] = []
     if len(table):
-        for knob in knobs:
+        for axis in groups:
+            knob = axis[0]
             if len(ordered_values(list(table[knob]))) < 2:
                 continue
             for m in chosen:
                 name = f"{_file_stem(knob)}.png" if len(chosen) == 1 else f"{m}-{_file_stem(knob)}.png"
-                figures.append((f"{METRICS.get(m, (m, 1))[0]} vs {knob}", plot_knob(table, knob, knobs, m, out_dir / name)))
+                caption = f"{METRICS.get(m, (m, 1))[0]} vs {' = '.join(axis)}"
+                figures.append((caption, plot_knob(table, axis, knobs, m, out_dir / name)))
     written += [p for _, p in figures]
 
     status = frame["status"].value_counts().to_dict() if "status" in frame.columns else {}

@@ -89,5 +89,11 @@ class Reproduction:
 
         written: list[Path] = []
         for sweep in self.sweeps:
-            written += write_report(frames[sweep.name], out_dir / safe_name(sweep.name), title=sweep.name)
+            written += write_report(
+                frames[sweep.name],
+                out_dir / safe_name(sweep.name),
+                title=sweep.name,
+                description=sweep.description,
+                axes=sweep.axes,
+            )
         return written

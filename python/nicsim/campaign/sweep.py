@@ -316,6 +316,17 @@ class Sweep:
             out += [k for k in table if k not in out]
         return out
 
+    @property
+    def axes(self) -> list[list[str]]:
+        """The swept knobs grouped by what moves together: each grid knob
+        alone, each zip group as one."""
+        out: list[list[str]] = []
+        for knob in self.knobs:
+            group = next((list(t) for _, t in self.zips if knob in t), [knob])
+            if group not in out:
+                out.append(group)
+        return out
+
     def _combinations(self) -> list[tuple[dict[str, Any], dict[str, str]]]:
         """Every (params, knob -> field) before constraints."""
         out = []
@@ -433,8 +444,9 @@ class Sweep:
             "name": self.name,
             "description": self.description,
             "source": self.source,
-            "base": self.base_source,
+            "base": os.path.normpath(self.base_source) if self.base_source != "<string>" else "<string>",
             "knobs": self.knobs,
+            "axes": self.axes,
             "fixed": self.fixed,
             "constraints": [c.text for c in self.constraints],
             "replicas": self.replicas,
