@@ -23,7 +23,9 @@ def rate_sweep(base: Path, rates: list[str] = RATES, **kw: object) -> Sweep:
     return Sweep(base, grid={"links[0].rate": rates, "links[0].mtu": MTUS}, name="rates", **kw)  # type: ignore[arg-type]
 
 
-def test_a_finished_sweep_reruns_nothing(tmp_path: Path, base_file: Path, counting: CountingExecutor) -> None:
+def test_a_finished_sweep_reruns_nothing(
+    tmp_path: Path, base_file: Path, counting: CountingExecutor
+) -> None:
     results = tmp_path / "results"
     first = rate_sweep(base_file).run(counting, results)
     assert len(counting.tasks) == 8
@@ -55,7 +57,9 @@ def test_changing_one_knob_value_reruns_only_its_points(
         assert cache.status("rates") == {"ok": 8, "failed": 0, "missing": 0, "total": 8}
 
 
-def test_a_replica_added_reruns_only_the_new_seed(tmp_path: Path, base_file: Path, counting: CountingExecutor) -> None:
+def test_a_replica_added_reruns_only_the_new_seed(
+    tmp_path: Path, base_file: Path, counting: CountingExecutor
+) -> None:
     results = tmp_path / "results"
     rate_sweep(base_file).run(counting, results)
     counting.tasks.clear()
@@ -93,11 +97,15 @@ def test_an_interrupted_sweep_leaves_a_consistent_cache_and_resumes(
     stats = sweep.run_missing(counting, results)
     assert (stats.cached, stats.computed) == (5, 7)
     assert len(counting.tasks) == 7
-    assert sorted(p.key for p in sweep.plan()) == sorted(p.stem for p in (results / "runs").glob("*/*.json"))
+    assert sorted(p.key for p in sweep.plan()) == sorted(
+        p.stem for p in (results / "runs").glob("*/*.json")
+    )
 
     serial = sweep.run(LocalExecutor(1), tmp_path / "serial")
     resumed = sweep.run(counting, results)
-    assert [reports(results, k) for k in resumed["key"]] == [reports(tmp_path / "serial", k) for k in serial["key"]]
+    assert [reports(results, k) for k in resumed["key"]] == [
+        reports(tmp_path / "serial", k) for k in serial["key"]
+    ]
 
 
 def reports(results: Path, key: str) -> dict:
@@ -125,7 +133,9 @@ def test_a_lost_index_row_or_a_broken_file_is_repaired(
     pd.testing.assert_frame_equal(before.drop(columns="wall_s"), after.drop(columns="wall_s"))
 
 
-def test_the_index_rebuilds_from_the_files(tmp_path: Path, base_file: Path, counting: CountingExecutor) -> None:
+def test_the_index_rebuilds_from_the_files(
+    tmp_path: Path, base_file: Path, counting: CountingExecutor
+) -> None:
     results = tmp_path / "results"
     before = rate_sweep(base_file).run(counting, results)
     (results / "index.sqlite").unlink()
@@ -136,12 +146,27 @@ def test_the_index_rebuilds_from_the_files(tmp_path: Path, base_file: Path, coun
         pd.testing.assert_frame_equal(before, cache.to_pandas("rates"))
 
 
-def test_results_describe_themselves(tmp_path: Path, base_file: Path, counting: CountingExecutor) -> None:
+def test_results_describe_themselves(
+    tmp_path: Path, base_file: Path, counting: CountingExecutor
+) -> None:
     results = tmp_path / "results"
     frame = rate_sweep(base_file, replicas=2).run(counting, results)
-    assert list(frame.columns[:7]) == ["sweep", "point", "links[0].rate", "links[0].mtu", "replica", "seed", "key"]
+    assert list(frame.columns[:7]) == [
+        "sweep",
+        "point",
+        "links[0].rate",
+        "links[0].mtu",
+        "replica",
+        "seed",
+        "key",
+    ]
     row = frame.iloc[3]
-    assert (row["links[0].rate"], row["links[0].mtu"], row["replica"], row["seed"]) == ("100Mbps", "1500B", 1, 2)
+    assert (row["links[0].rate"], row["links[0].mtu"], row["replica"], row["seed"]) == (
+        "100Mbps",
+        "1500B",
+        1,
+        2,
+    )
     assert row["nicsim_version"] == nicsim.__version__
     assert row["verified"]
     assert row["goodput_bps"] == pytest.approx(100e6 * 1448 / 1538, rel=0.05)
@@ -160,7 +185,9 @@ def test_results_describe_themselves(tmp_path: Path, base_file: Path, counting: 
     assert record["report"] == direct
 
 
-def test_export_csv_and_parquet(tmp_path: Path, base_file: Path, counting: CountingExecutor) -> None:
+def test_export_csv_and_parquet(
+    tmp_path: Path, base_file: Path, counting: CountingExecutor
+) -> None:
     results = tmp_path / "results"
     frame = rate_sweep(base_file).run(counting, results)
     with Cache(results) as cache:
@@ -177,7 +204,9 @@ def test_export_csv_and_parquet(tmp_path: Path, base_file: Path, counting: Count
     assert list(from_parquet["goodput_bps"]) == list(frame["goodput_bps"])
 
 
-def test_a_failed_simulation_is_cached_as_failed(tmp_path: Path, base_file: Path, counting: CountingExecutor) -> None:
+def test_a_failed_simulation_is_cached_as_failed(
+    tmp_path: Path, base_file: Path, counting: CountingExecutor
+) -> None:
     results = tmp_path / "results"
     # 256 KiB cannot cross a 10 Mb/s link in 100 ms: the run fails.
     sweep = Sweep(

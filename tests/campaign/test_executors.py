@@ -98,7 +98,9 @@ def test_simulate_returns_plain_data(base_file: Path) -> None:
     text = base_file.read_text(encoding="utf-8")
     ok = simulate(text, 3)
     assert ok["status"] == "ok" and isinstance(ok["report"], str) and ok["wall_s"] > 0
-    failed = simulate(text.replace('bytes = "256KiB"', 'bytes = "256KiB"\n[run]\ntime_limit = "1us"'), 3)
+    failed = simulate(
+        text.replace('bytes = "256KiB"', 'bytes = "256KiB"\n[run]\ntime_limit = "1us"'), 3
+    )
     assert failed["status"] == "failed" and "time_limit" in failed["error"]
     broken = simulate("not toml [", 3)
     assert broken["status"] == "error"

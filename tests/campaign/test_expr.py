@@ -65,7 +65,17 @@ def test_evaluation_errors_are_errors_not_false(text: str, reason: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "links[0].rate <", "(a == 1", "a == 1)", "a = 1", "a == 1 b == 2", "os.system('x')", "a + 1", "a[0 == 1"],
+    [
+        "",
+        "links[0].rate <",
+        "(a == 1",
+        "a == 1)",
+        "a = 1",
+        "a == 1 b == 2",
+        "os.system('x')",
+        "a + 1",
+        "a[0 == 1",
+    ],
 )
 def test_syntax_errors(text: str) -> None:
     with pytest.raises(ConstraintError):
@@ -73,7 +83,9 @@ def test_syntax_errors(text: str) -> None:
 
 
 def test_constraint_knobs() -> None:
-    c = Constraint.parse("links[0].rate >= 1Gbps or (links[0].mtu == '1500B' and links[0].rate < 1Gbps)")
+    c = Constraint.parse(
+        "links[0].rate >= 1Gbps or (links[0].mtu == '1500B' and links[0].rate < 1Gbps)"
+    )
     assert c.knobs() == ["links[0].rate", "links[0].mtu"]
 
 

@@ -26,8 +26,9 @@ from .run import run_missing
 from .sweep import Sweep
 
 RATES = [
-    "1Gbps", "1500Mbps", "2Gbps", "2500Mbps", "3Gbps", "4Gbps", "5Gbps", "6Gbps", "7Gbps", "8Gbps",
-    "9Gbps", "10Gbps", "12Gbps", "15Gbps", "20Gbps", "25Gbps", "40Gbps", "50Gbps", "100Gbps", "200Gbps",
+    "1Gbps", "1500Mbps", "2Gbps", "2500Mbps", "3Gbps", "4Gbps", "5Gbps", "6Gbps", "7Gbps",
+    "8Gbps", "9Gbps", "10Gbps", "12Gbps", "15Gbps", "20Gbps", "25Gbps", "40Gbps", "50Gbps",
+    "100Gbps", "200Gbps",
 ]  # fmt: skip
 MTUS = ["1000B", "1500B", "2000B", "3000B", "4000B", "5000B", "6000B", "7000B", "8000B", "9000B"]
 
@@ -102,24 +103,39 @@ def in_process(sweep: Sweep) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nicsim.campaign.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--executor", choices=["local", "dask"], action="append", help="repeatable [default: local]")
-    parser.add_argument("--workers", type=int, action="append", help="repeatable [default: 1 and 2]")
+    parser = argparse.ArgumentParser(
+        prog="python -m nicsim.campaign.bench", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--executor", choices=["local", "dask"], action="append", help="repeatable [default: local]"
+    )
+    parser.add_argument(
+        "--workers", type=int, action="append", help="repeatable [default: 1 and 2]"
+    )
     parser.add_argument("--bytes", default="1MiB", help="bulk bytes per point [default: 1MiB]")
     parser.add_argument("--file", help="a sweep file to run instead of the built-in 200 points")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per configuration; the best is shown")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per configuration; the best is shown"
+    )
     args = parser.parse_args(argv)
     sweep = Sweep.from_file(args.file) if args.file else bench_sweep(args.bytes)
     kinds = args.executor or ["local"]
     counts = args.workers or [1, 2]
-    print(f"sweep {sweep.name}: {len(sweep.plan())} points; {available_cores()} cores", file=sys.stderr)
+    print(
+        f"sweep {sweep.name}: {len(sweep.plan())} points; {available_cores()} cores",
+        file=sys.stderr,
+    )
     rows = [in_process(sweep)]
     for kind in kinds:
         for n in counts:
-            best = min((measure(sweep, kind, n) for _ in range(args.repeat)), key=lambda r: r["sweep_s"])
+            best = min(
+                (measure(sweep, kind, n) for _ in range(args.repeat)), key=lambda r: r["sweep_s"]
+            )
             rows.append(best)
     one = {r["executor"]: r["sweep_s"] for r in rows if r["workers"] == 1}
-    print("| executor | workers | runs | start-up (s) | sweep (s) | points/s | speed-up vs 1 worker |")
+    print(
+        "| executor | workers | runs | start-up (s) | sweep (s) | points/s | speed-up vs 1 worker |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         base = one.get(r["executor"])

@@ -335,8 +335,6 @@ class Cache:
         ``error``, ``wall_s``, then the report's summary fields. Every sweep
         in the directory when ``sweep`` is ``None``; a directory without
         sweeps gives one row per stored run."""
-        import pandas as pd
-
         names = self.sweeps() if sweep is None else [sweep]
         if sweep is not None and sweep not in self.sweeps():
             raise KeyError(f"no sweep named {sweep!r} in {self.dir}")
@@ -353,9 +351,18 @@ class Cache:
                 "r.error, r.wall_s, r.summary FROM points p LEFT JOIN runs r ON r.key = p.key "
                 "WHERE p.sweep = ? ORDER BY p.idx"
             )
-            for idx, params, replica, seed, key, version, status, error, wall_s, summary in (
-                self._db.execute(query, (name,))
-            ):
+            for (
+                idx,
+                params,
+                replica,
+                seed,
+                key,
+                version,
+                status,
+                error,
+                wall_s,
+                summary,
+            ) in self._db.execute(query, (name,)):
                 row: dict[str, Any] = {"sweep": name, "point": idx}
                 row.update(json.loads(params))
                 row.update(

@@ -1,12 +1,12 @@
 """The campaign commands of ``nicsim``:
 
-    nicsim sweep FILE [--executor local|dask] [--workers N] [--scheduler ADDR] [--results DIR]
-    nicsim status SWEEP_OR_RESULTS_DIR [--results DIR]
-    nicsim export SWEEP_OR_RESULTS_DIR OUT.csv|OUT.parquet [--results DIR] [--sweep NAME]
-    nicsim report SWEEP_OR_RESULTS_DIR [--out DIR] [--html] [--metric NAME]... [--results DIR] [--sweep NAME]
+    nicsim sweep FILE [--executor local|dask] [--workers N] [--scheduler ADDR]
+    nicsim status SWEEP_OR_RESULTS_DIR
+    nicsim export SWEEP_OR_RESULTS_DIR OUT.csv|OUT.parquet [--sweep NAME]
+    nicsim report SWEEP_OR_RESULTS_DIR [--out DIR] [--html] [--metric NAME]... [--sweep NAME]
 
-A sweep's results go to ``results/sweeps/<name>`` unless ``--results`` says
-otherwise. Exit codes as for ``nicsim run``: 2 for a bad sweep file or a
+A sweep's results go to ``results/sweeps/<name>`` unless ``--results DIR``
+(on every command) says otherwise. Exit codes as for ``nicsim run``: 2 for a bad sweep file or a
 missing file, 1 when runs could not be done (rerun to complete them), 130
 when interrupted (what finished is kept).
 """
@@ -40,15 +40,20 @@ def _fail(message: str, code: int) -> NoReturn:
 
 
 def _load(path: Path) -> Sweep:
+    """The sweep in ``path`` with every point expanded and checked."""
     try:
-        return Sweep.from_file(path)
+        sweep = Sweep.from_file(path)
+        sweep.plan()
+        return sweep
     except SweepError as e:
         _fail(f"{path}: {e}", EXIT_BAD_INPUT)
     except OSError as e:
         _fail(str(e), EXIT_BAD_INPUT)
 
 
-def _target(target: Path, results: Path | None, sweep_name: str | None) -> tuple[Path, str | None, Sweep | None]:
+def _target(
+    target: Path, results: Path | None, sweep_name: str | None
+) -> tuple[Path, str | None, Sweep | None]:
     """(results directory, sweep name or None for all, the sweep if a file)."""
     if target.is_file():
         sweep = _load(target)
@@ -70,7 +75,9 @@ def _target(target: Path, results: Path | None, sweep_name: str | None) -> tuple
 @click.option("--workers", type=click.IntRange(1), help="Worker processes [default: every core].")
 @click.option("--scheduler", help="Dask scheduler address (implies --executor dask).")
 @RESULTS_OPTION
-@click.option("--progress/--no-progress", default=None, help="Progress bar [default: on a terminal].")
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar [default: on a terminal]."
+)
 def sweep(
     file: Path,
     executor: str,
@@ -92,7 +99,10 @@ def sweep(
         with runner:
             stats = the_sweep.run_missing(runner, results_dir, progress=progress)
     except KeyboardInterrupt:
-        _fail(f"interrupted; finished runs are kept in {results_dir}: rerun to complete", EXIT_INTERRUPTED)
+        _fail(
+            f"interrupted; finished runs are kept in {results_dir}: rerun to complete",
+            EXIT_INTERRUPTED,
+        )
     except OSError as e:
         _fail(f"cannot write results: {e}", EXIT_FAILED)
     where = f" on {stats.executor}" if stats.executor else ""
@@ -102,7 +112,9 @@ def sweep(
     )
     click.echo(f"results: {results_dir}")
     if stats.failed:
-        click.echo(f"warning: {stats.failed} runs failed; `nicsim status {file}` lists them", err=True)
+        click.echo(
+            f"warning: {stats.failed} runs failed; `nicsim status {file}` lists them", err=True
+        )
     if stats.errors:
         for message in stats.errors[:10]:
             click.echo(f"error: {message}", err=True)
@@ -136,7 +148,9 @@ def status(target: Path, results: Path | None) -> None:
         )
         if counts["failed"]:
             with Cache(results_dir) as cache:
-                frame = cache.to_pandas(the_sweep.name) if the_sweep.name in cache.sweeps() else None
+                frame = (
+                    cache.to_pandas(the_sweep.name) if the_sweep.name in cache.sweeps() else None
+                )
             if frame is not None:
                 for _, row in frame[frame["status"] == "failed"].head(10).iterrows():
                     params = ", ".join(f"{k}={row[k]!r}" for k in the_sweep.knobs)
@@ -148,7 +162,8 @@ def status(target: Path, results: Path | None) -> None:
             click.echo(f"{results_dir}: no sweeps")
         for n in names:
             c = cache.status(n)
-            click.echo(f"{n}: {c['total']} points: {c['ok']} ok, {c['failed']} failed, {c['missing']} missing")
+            summary = f"{c['ok']} ok, {c['failed']} failed, {c['missing']} missing"
+            click.echo(f"{n}: {c['total']} points: {summary}")
 
 
 @click.command()
@@ -177,9 +192,16 @@ def export(target: Path, out: Path, results: Path | None, sweep_name: str | None
 
 @click.command()
 @click.argument("target", type=TARGET)
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="[default: RESULTS/report]")
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), help="[default: RESULTS/report]"
+)
 @click.option("--html", is_flag=True, help="Also write report.html.")
-@click.option("--metric", "metrics", multiple=True, help="Summary field to plot (repeatable) [default: goodput].")
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    help="Summary field to plot (repeatable) [default: goodput].",
+)
 @RESULTS_OPTION
 @SWEEP_OPTION
 def report(
@@ -210,7 +232,10 @@ def report(
             except KeyError as e:
                 _fail(str(e).strip("'\""), EXIT_BAD_INPUT)
             folder = base_out if len(names) == 1 else base_out / safe_name(n)
-            facts = [("base scenario", str(manifest.get("base"))), ("replicas", str(manifest.get("replicas")))]
+            facts = [
+                ("base scenario", str(manifest.get("base"))),
+                ("replicas", str(manifest.get("replicas"))),
+            ]
             if manifest.get("constraints"):
                 facts.append(("constraints", "; ".join(manifest["constraints"])))
             try:

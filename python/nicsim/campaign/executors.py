@@ -183,7 +183,9 @@ class Executor(ABC):
                         queue.extend(chunk)
                         continue
                     except Exception as e:
-                        outcomes = [{"status": "error", "error": f"{type(e).__name__}: {e}"}] * len(chunk)
+                        outcomes = [{"status": "error", "error": f"{type(e).__name__}: {e}"}] * len(
+                            chunk
+                        )
                     chunker.observe(outcomes)
                     for i, outcome in zip(chunk, outcomes):
                         yield i, outcome
@@ -194,10 +196,13 @@ class Executor(ABC):
                     self._reset()
                     for i in [i for i in queue if attempts[i] > self.retries]:
                         queue.remove(i)
-                        yield i, {
-                            "status": "error",
-                            "error": f"a worker process died on each of {attempts[i]} attempts",
-                        }
+                        yield (
+                            i,
+                            {
+                                "status": "error",
+                                "error": f"a worker process died on each of {attempts[i]} attempts",
+                            },
+                        )
         finally:
             if in_flight:
                 self._cancel(list(in_flight))
@@ -341,7 +346,7 @@ class DaskExecutor(Executor):
             from distributed import Client, LocalCluster
 
             if self.scheduler is not None:
-                self._client = Client(self.scheduler)
+                self._client = Client(self.scheduler)  # type: ignore[no-untyped-call]
             else:
                 kwargs: dict[str, Any] = {
                     "n_workers": self._n_workers or available_cores(),
@@ -351,8 +356,8 @@ class DaskExecutor(Executor):
                     "silence_logs": 40,
                 }
                 kwargs.update(self._cluster_kwargs)
-                self._cluster = LocalCluster(**kwargs)
-                self._client = Client(self._cluster)
+                self._cluster = LocalCluster(**kwargs)  # type: ignore[no-untyped-call]
+                self._client = Client(self._cluster)  # type: ignore[no-untyped-call]
         return self._client
 
     @property
@@ -373,7 +378,7 @@ class DaskExecutor(Executor):
     def _wait(self, handles: list[Any]) -> list[Any]:
         from distributed import wait as dask_wait
 
-        done, _ = dask_wait(handles, return_when="FIRST_COMPLETED")
+        done, _ = dask_wait(handles, return_when="FIRST_COMPLETED")  # type: ignore[no-untyped-call]
         return list(done)
 
     def _collect(self, handle: Any) -> list[Outcome]:

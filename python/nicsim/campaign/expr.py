@@ -93,7 +93,7 @@ def tokenize(text: str) -> list[Token]:
     return tokens
 
 
-Node = tuple
+Node = tuple[Any, ...]
 """A parse tree node, a plain tuple: ``("lit", value)``, ``("knob", path)``,
 ``("list", [nodes])``, ``("not", node)``, ``("and" | "or", left, right)`` or
 ``("cmp", first, [(op, node), ...])``."""
@@ -255,7 +255,8 @@ class Constraint:
         value = _eval(self, self.tree, lookup)
         if not isinstance(value, bool):
             raise ConstraintError(
-                self.text, f"the constraint is {value!r}, not true or false; compare it with a value"
+                self.text,
+                f"the constraint is {value!r}, not true or false; compare it with a value",
             )
         return value
 
@@ -304,11 +305,15 @@ def compare(text: str, op: str, a: Any, b: Any) -> bool:
         qa, qb = parse_quantity(a), parse_quantity(b)
         if qa is not None and qb is not None:
             if qa.kind != qb.kind:
-                raise ConstraintError(text, f"cannot compare {a!r} (a {qa.kind}) with {b!r} (a {qb.kind})")
+                raise ConstraintError(
+                    text, f"cannot compare {a!r} (a {qa.kind}) with {b!r} (a {qb.kind})"
+                )
             return _order(op, qa.value, qb.value)
         if op in ("==", "!="):
             return (a == b) == (op == "==")
-        raise ConstraintError(text, f"cannot order {a!r} and {b!r}: they are not quantities of one kind")
+        raise ConstraintError(
+            text, f"cannot order {a!r} and {b!r}: they are not quantities of one kind"
+        )
     if _is_number(a) and _is_number(b):
         return _order(op, a, b)
     if op in ("==", "!="):

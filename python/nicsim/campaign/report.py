@@ -67,8 +67,17 @@ def ordered_values(values: Sequence[Any]) -> list[Any]:
         if not any(_same(v, d) for d in distinct):
             distinct.append(v)
     quantities = [parse_quantity(v) if isinstance(v, str) else None for v in distinct]
-    if distinct and all(q is not None for q in quantities) and len({q.kind for q in quantities if q}) == 1:
-        return [v for _, v in sorted(zip([q.value for q in quantities if q], distinct), key=lambda t: t[0])]
+    if (
+        distinct
+        and all(q is not None for q in quantities)
+        and len({q.kind for q in quantities if q}) == 1
+    ):
+        return [
+            v
+            for _, v in sorted(
+                zip([q.value for q in quantities if q], distinct), key=lambda t: t[0]
+            )
+        ]
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in distinct):
         return sorted(distinct)
     return distinct
@@ -79,7 +88,13 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _label(value: Any) -> str:
-    return value if isinstance(value, str) else repr(value) if not isinstance(value, float) else f"{value:g}"
+    return (
+        value
+        if isinstance(value, str)
+        else repr(value)
+        if not isinstance(value, float)
+        else f"{value:g}"
+    )
 
 
 def _hashable(value: Any) -> Any:
@@ -95,18 +110,23 @@ def aggregate(frame: pd.DataFrame, knobs: list[str], metrics: list[str]) -> pd.D
     ok = frame[frame["status"] == "ok"] if "status" in frame.columns else frame
     rows = []
     groups: dict[tuple[Any, ...], list[int]] = {}
-    for i, values in enumerate(ok[knobs].itertuples(index=False, name=None) if knobs else [()] * len(ok)):
-        groups.setdefault(tuple(_hashable(v) for v in values), []).append(i)
-    for values, members in groups.items():
+    for i, point in enumerate(
+        ok[knobs].itertuples(index=False, name=None) if knobs else [()] * len(ok)
+    ):
+        groups.setdefault(tuple(_hashable(v) for v in point), []).append(i)
+    for members in groups.values():
         part = ok.iloc[members]
         row: dict[str, Any] = dict(zip(knobs, part[knobs].iloc[0].tolist() if knobs else []))
         row["runs"] = len(members)
         for m in metrics:
-            series = pd.to_numeric(part[m], errors="coerce") if m in part.columns else pd.Series([], dtype=float)
-            row[m] = series.mean()
-            row[f"{m}_std"] = series.std(ddof=0) if len(series) > 1 else 0.0
+            cells = [_number(v) for v in part[m]] if m in part.columns else []
+            values = [v for v in cells if not math.isnan(v)]
+            row[m] = sum(values) / len(values) if values else math.nan
+            row[f"{m}_std"] = _std(values) if len(values) > 1 else 0.0
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*knobs, "runs", *[c for m in metrics for c in (m, f"{m}_std")]])
+    return pd.DataFrame(
+        rows, columns=[*knobs, "runs", *[c for m in metrics for c in (m, f"{m}_std")]]
+    )
 
 
 def plot_knob(
@@ -160,7 +180,9 @@ def plot_knob(
         )
     many = len(xs) > 6
     ax.set_xticks(range(len(xs)))
-    ax.set_xticklabels([_label(v) for v in xs], rotation=30 if many else 0, ha="right" if many else "center")
+    ax.set_xticklabels(
+        [_label(v) for v in xs], rotation=30 if many else 0, ha="right" if many else "center"
+    )
     ax.set_xlabel(" = ".join(axis) if len(axis) > 1 else knob)
     ax.set_ylabel(label)
     if ys and min(ys) > 0 and max(ys) / min(ys) > 100:
@@ -174,6 +196,14 @@ def plot_knob(
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def _number(value: Any) -> float:
+    """A table cell as a float; NaN when it is empty or not a number."""
+    try:
+        return math.nan if value is None else float(value)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def _std(values: list[float]) -> float:
@@ -214,7 +244,9 @@ def write_report(
     chosen = list(metrics) if metrics else default_metrics(frame)
     missing = [m for m in chosen if m not in frame.columns]
     if missing:
-        raise ValueError(f"no metric {missing[0]!r} in the results; have {', '.join(frame.columns)}")
+        raise ValueError(
+            f"no metric {missing[0]!r} in the results; have {', '.join(frame.columns)}"
+        )
     table = aggregate(frame, knobs, chosen)
     written: list[Path] = []
     figures: list[tuple[str, Path]] = []
@@ -224,7 +256,9 @@ def write_report(
             if len(ordered_values(list(table[knob]))) < 2:
                 continue
             for m in chosen:
-                name = f"{_file_stem(knob)}.png" if len(chosen) == 1 else f"{m}-{_file_stem(knob)}.png"
+                name = (
+                    f"{_file_stem(knob)}.png" if len(chosen) == 1 else f"{m}-{_file_stem(knob)}.png"
+                )
                 caption = f"{METRICS.get(m, (m, 1))[0]} vs {' = '.join(axis)}"
                 figures.append((caption, plot_knob(table, axis, knobs, m, out_dir / name)))
     written += [p for _, p in figures]
@@ -233,13 +267,20 @@ def write_report(
     versions = sorted({str(v) for v in frame.get("nicsim_version", []) if isinstance(v, str)})
     all_facts = [
         ("points", str(len(frame))),
-        ("ok / failed / missing", " / ".join(str(status.get(s, 0)) for s in ("ok", "failed", "missing"))),
+        (
+            "ok / failed / missing",
+            " / ".join(str(status.get(s, 0)) for s in ("ok", "failed", "missing")),
+        ),
         ("nicsim version", ", ".join(versions) or "n/a"),
         *facts,
     ]
     header = [*knobs, "runs", *[METRICS.get(m, (m, 1))[0] for m in chosen]]
     body = [
-        [*(_cell(row[k]) for k in knobs), str(row["runs"]), *(_cell(row[m], METRICS.get(m, (m, 1.0))[1]) for m in chosen)]
+        [
+            *(_cell(row[k]) for k in knobs),
+            str(row["runs"]),
+            *(_cell(row[m], METRICS.get(m, (m, 1.0))[1]) for m in chosen),
+        ]
         for _, row in table.iterrows()
     ]
     failures = []
@@ -268,7 +309,9 @@ def write_report(
 
     if html_page:
         esc = html.escape
-        rows_html = "\n".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in body)
+        rows_html = "\n".join(
+            "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in body
+        )
         page = HTML_TEMPLATE.format(
             title=esc(title),
             description=f"<p>{esc(description)}</p>" if description else "",
@@ -276,8 +319,7 @@ def write_report(
             header="".join(f"<th>{esc(h)}</th>" for h in header),
             rows=rows_html,
             figures="".join(
-                f'<figure><img src="{esc(p.name)}" alt="{esc(c)}"><figcaption>{esc(c)}</figcaption></figure>'
-                for c, p in figures
+                FIGURE_TEMPLATE.format(src=esc(p.name), caption=esc(c)) for c, p in figures
             ),
             failures="".join(f"<li>{esc(f)}</li>" for f in failures),
         )
@@ -291,7 +333,8 @@ HTML_TEMPLATE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em auto; max-width: 60em; }}
-table {{ border-collapse: collapse; }} th, td {{ border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }}
+table {{ border-collapse: collapse; }}
+th, td {{ border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }}
 figure {{ display: inline-block; margin: 1em; }} img {{ max-width: 100%; }}
 </style></head><body>
 <h1>{title}</h1>
@@ -306,3 +349,7 @@ figure {{ display: inline-block; margin: 1em; }} img {{ max-width: 100%; }}
 <ul>{failures}</ul>
 </body></html>
 """
+
+FIGURE_TEMPLATE = (
+    '<figure><img src="{src}" alt="{caption}"><figcaption>{caption}</figcaption></figure>'
+)

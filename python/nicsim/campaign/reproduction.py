@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Callable
 
 from .cache import Cache, safe_name
 from .executors import Executor, LocalExecutor
@@ -41,7 +41,7 @@ class Reproduction:
 
     name: str
     sweeps: list[Sweep]
-    report: Optional[ReportFunction] = None
+    report: ReportFunction | None = None
     description: str = ""
     stats: dict[str, RunStats] = field(default_factory=dict)
 

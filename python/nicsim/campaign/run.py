@@ -122,7 +122,9 @@ def run_missing(
     return stats
 
 
-def _record(point: PlannedPoint, outcome: dict[str, Any], sweep: str, version: str) -> dict[str, Any]:
+def _record(
+    point: PlannedPoint, outcome: dict[str, Any], sweep: str, version: str
+) -> dict[str, Any]:
     """The self-describing run record stored in the cache."""
     import json
 

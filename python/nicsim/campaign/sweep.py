@@ -45,7 +45,17 @@ if TYPE_CHECKING:
     from .executors import Executor
     from .run import OnResult, RunStats
 
-SWEEP_KEYS = ("name", "description", "base", "seed", "replicas", "constraints", "fixed", "grid", "zip")
+SWEEP_KEYS = (
+    "name",
+    "description",
+    "base",
+    "seed",
+    "replicas",
+    "constraints",
+    "fixed",
+    "grid",
+    "zip",
+)
 """The keys a sweep file may have."""
 
 MAX_SEED = 2**64 - 1
@@ -63,7 +73,11 @@ class SweepError(ValueError):
     fault, ``reason`` says why."""
 
     def __init__(self, field: str, reason: str, knob: str | None = None) -> None:
-        text = f"{field}: {knob}: {reason}" if knob and not reason.startswith(knob) else f"{field}: {reason}"
+        text = (
+            f"{field}: {knob}: {reason}"
+            if knob and not reason.startswith(knob)
+            else f"{field}: {reason}"
+        )
         super().__init__(text)
         self.field = field
         self.knob = knob
@@ -107,7 +121,9 @@ def _tables(section: str, value: Any) -> list[tuple[int | None, dict[str, Any]]]
         return [(None, dict(value))]
     if isinstance(value, (list, tuple)) and all(isinstance(t, Mapping) for t in value):
         return [(i, dict(t)) for i, t in enumerate(value)]
-    raise SweepError(section, "must map knob paths to lists of values (a table, or an array of tables)")
+    raise SweepError(
+        section, "must map knob paths to lists of values (a table, or an array of tables)"
+    )
 
 
 def _lookup_missing(knob: str) -> ConstraintError:
@@ -159,7 +175,9 @@ class Sweep:
                 raise SweepError(f"constraints[{i}]", str(e)) from None
         self._check_knobs()
         self._base_resolved = self._resolve_base()
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
+        ):
             raise SweepError("seed", f"must be a whole number from 0 to 2^64-1, got {seed!r}")
         self.seed: int = int(self._base_resolved.get("seed", 1)) if seed is None else seed
         self.name = name or str(self._base_resolved.get("name") or "sweep")
@@ -265,7 +283,9 @@ class Sweep:
                 K.parse_knob(knob)
             except K.KnobError as e:
                 raise SweepError(field, e.reason, knob) from None
-            if values is not None and (isinstance(values, (str, Mapping)) or not isinstance(values, Sequence)):
+            if values is not None and (
+                isinstance(values, (str, Mapping)) or not isinstance(values, Sequence)
+            ):
                 raise SweepError(field, f"must be a list of values, got {values!r}", knob)
             if values is not None and len(values) == 0:
                 raise SweepError(field, "has no values", knob)
@@ -273,7 +293,10 @@ class Sweep:
             lengths = {knob: len(values) for knob, values in table.items()}
             if len(set(lengths.values())) > 1:
                 detail = ", ".join(f"{json.dumps(k)} has {n}" for k, n in lengths.items())
-                raise SweepError("zip" if index is None else f"zip[{index}]", f"lists of different lengths: {detail}")
+                raise SweepError(
+                    "zip" if index is None else f"zip[{index}]",
+                    f"lists of different lengths: {detail}",
+                )
         # A knob may appear in several grids (they are alternatives), but only
         # once in what makes up one point.
         zipped = [k for _, t in self.zips for k in t]
@@ -395,8 +418,14 @@ class Sweep:
                 except K.KnobError as e:
                     raise SweepError(fields[knob], e.reason, knob) from None
             seed0 = doc.get("seed", self.seed) if "seed" in params else self.seed
-            if isinstance(seed0, bool) or not isinstance(seed0, int) or seed0 + self.replicas - 1 > MAX_SEED:
-                raise SweepError(fields.get("seed", "seed"), f"not a usable seed: {seed0!r}", "seed")
+            if (
+                isinstance(seed0, bool)
+                or not isinstance(seed0, int)
+                or seed0 + self.replicas - 1 > MAX_SEED
+            ):
+                raise SweepError(
+                    fields.get("seed", "seed"), f"not a usable seed: {seed0!r}", "seed"
+                )
             for replica in range(self.replicas):
                 seed = seed0 + replica
                 doc["seed"] = seed
@@ -406,10 +435,17 @@ class Sweep:
                 except ScenarioError as e:
                     raise self._point_error(e, params, fields) from None
                 except (TypeError, ValueError) as e:  # a value TOML cannot hold
-                    knob = next(iter(params), None)
-                    raise SweepError(fields.get(knob or "", "grid"), str(e), knob) from None
+                    first = next(iter(params), None)
+                    raise SweepError(fields.get(first or "", "grid"), str(e), first) from None
                 planned.append(
-                    PlannedPoint(dict(params), text, seed, replica, run_key(resolved, seed, __version__), fields)
+                    PlannedPoint(
+                        dict(params),
+                        text,
+                        seed,
+                        replica,
+                        run_key(resolved, seed, __version__),
+                        fields,
+                    )
                 )
         return planned
 
@@ -417,16 +453,37 @@ class Sweep:
         path = str(e.path or "")
         point = ", ".join(f"{k}={v!r}" for k, v in params.items())
         culprit = next(
-            (k for k in params if path == k or path.startswith(k + ".") or path.startswith(k + "[")),
+            (
+                k
+                for k in params
+                if path == k or path.startswith(k + ".") or path.startswith(k + "[")
+            ),
             None,
         )
         if culprit is None:  # the point's knobs broke a field they do not set
-            culprit = next((k for k in params if k.startswith(path + ".") or k.startswith(path + "[")), None)
+            culprit = next(
+                (k for k in params if k.startswith(path + ".") or k.startswith(path + "[")), None
+            )
         reason = f"{path}: {e.reason}" if path else str(e.reason)
-        reason += f" (at point {point}; a constraint can leave such points out)"
         if culprit is None:
-            return SweepError("base", reason)
+            return SweepError("base", f"{reason} (at point {point})")
+        if len(params) > 1 and self._valid_alone(culprit, params[culprit]):
+            reason += f" (at point {point}; a constraint can leave such points out)"
         return SweepError(fields[culprit], reason, culprit)
+
+    def _valid_alone(self, knob: str, value: Any) -> bool:
+        """Whether the base with only ``knob`` set to ``value`` is valid: if
+        so, a point fails for its combination of values."""
+        from nicsim import resolve
+        from nicsim._core import ScenarioError
+
+        doc = json.loads(json.dumps(self._fixed_doc))
+        try:
+            K.set_knob(doc, knob, value)
+            resolve(K.dumps(doc))
+        except (ScenarioError, K.KnobError, TypeError, ValueError):
+            return False
+        return True
 
     def points(self) -> list[Point]:
         """Every point as ``(params, scenario_text, seed)``."""
@@ -444,7 +501,9 @@ class Sweep:
             "name": self.name,
             "description": self.description,
             "source": self.source,
-            "base": os.path.normpath(self.base_source) if self.base_source != "<string>" else "<string>",
+            "base": os.path.normpath(self.base_source)
+            if self.base_source != "<string>"
+            else "<string>",
             "knobs": self.knobs,
             "axes": self.axes,
             "fixed": self.fixed,
