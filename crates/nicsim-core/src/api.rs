@@ -48,6 +48,12 @@ pub struct Summary {
     pub goodput_bps: f64,
     /// NetPIPE latency: the one-way time of the smallest block.
     pub latency_s: Option<f64>,
+    /// UDP stream: the sender's rate (netperf reports send and receive rates apart).
+    pub send_bps: Option<f64>,
+    /// UDP stream: datagrams sent.
+    pub datagrams_sent: Option<u64>,
+    /// UDP stream: datagrams received (duplicates included).
+    pub datagrams_received: Option<u64>,
     /// Application bytes delivered and verified (all streams).
     pub payload_bytes: u64,
     /// Measured interval: connection established → last byte delivered
@@ -228,6 +234,7 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
     let (mut duration, mut ceiling) = (Dur::ZERO, None);
     let (mut transactions, mut rate, mut mean, mut p50, mut p99) = (None, None, None, None, None);
     let (mut netpipe, mut latency, mut peak) = (None, None, None);
+    let (mut send_bps, mut datagrams_sent, mut datagrams_received) = (None, None, None);
     match &s.workload {
         WorkloadConfig::Bulk(b) => {
             let (tx, rx) = (host(sim, &b.from), host(sim, &b.to));
@@ -245,17 +252,33 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
             ceiling = Some(goodput_ceiling(link.rate, mtu, mtu - 40 - ts));
         }
         WorkloadConfig::RequestResponse(r) => {
-            let c = host(sim, &r.client);
-            if let App::RrClient(client) = &sim.apps[c] {
-                duration = client.last.expect("finished").since(client.first.expect("started"));
-                let mut lat = client.latencies.clone();
-                lat.sort_unstable();
-                let secs = |ps: u64| ps as f64 / 1e12;
-                transactions = Some(client.completed);
-                rate = Some(client.completed as f64 / duration.as_secs_f64().max(1e-18));
-                mean = Some(secs(lat.iter().sum::<u64>()) / lat.len() as f64);
-                p50 = Some(secs(lat[(lat.len() - 1) / 2]));
-                p99 = Some(secs(lat[((lat.len() as f64 * 0.99).ceil() as usize).clamp(1, lat.len()) - 1]));
+            if let App::RrClient(client) = &sim.apps[host(sim, &r.client)] {
+                let first = client.first.expect("started");
+                duration = client.last.expect("finished").since(first);
+                (transactions, rate, mean, p50, p99) = rr_stats(&client.latencies, duration);
+            }
+        }
+        WorkloadConfig::UdpRr(r) => {
+            if let App::UdpRr(client) = &sim.apps[host(sim, &r.client)] {
+                let first = client.first.expect("started");
+                duration = client.last.expect("finished").since(first);
+                (transactions, rate, mean, p50, p99) = rr_stats(&client.latencies, duration);
+            }
+        }
+        WorkloadConfig::UdpStream(u) => {
+            // Receive rate over first send to last arrival; send rate over
+            // first send to the sender's last datagram leaving its socket.
+            if let (App::UdpTx(sender), App::UdpRx(receiver)) =
+                (&sim.apps[host(sim, &u.from)], &sim.apps[host(sim, &u.to)])
+            {
+                let start = sender.started.expect("the stream started");
+                let sending = sender.finished_at().expect("the stream finished").since(start);
+                duration = receiver.last.map_or(sending, |t| t.since(start));
+                datagrams_sent = Some(sender.sent());
+                datagrams_received = Some(receiver.received);
+                if sending.ps() > 0 {
+                    send_bps = Some((sender.sent() * u.size.0) as f64 * 8.0 / sending.as_secs_f64());
+                }
             }
         }
         WorkloadConfig::Netpipe(n) => {
@@ -298,6 +321,9 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
             None => 0.0,
         },
         latency_s: latency,
+        send_bps,
+        datagrams_sent,
+        datagrams_received,
         payload_bytes: payload,
         duration_s: duration.as_secs_f64(),
         sim_time_s: sim_time,
@@ -355,6 +381,23 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
             .map(|p| std::path::Path::new(p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default())
             .collect(),
     }
+}
+
+/// Transactions, rate, mean, median and 99th-percentile latency (s) of a
+/// request/response run that took `duration`.
+#[allow(clippy::type_complexity)]
+fn rr_stats(latencies: &[u64], duration: Dur) -> (Option<u64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
+    let mut lat = latencies.to_vec();
+    lat.sort_unstable();
+    let secs = |ps: u64| ps as f64 / 1e12;
+    let n = lat.len();
+    (
+        Some(n as u64),
+        Some(n as f64 / duration.as_secs_f64().max(1e-18)),
+        Some(secs(lat.iter().sum::<u64>()) / n as f64),
+        Some(secs(lat[(n - 1) / 2])),
+        Some(secs(lat[((n as f64 * 0.99).ceil() as usize).clamp(1, n) - 1])),
+    )
 }
 
 fn host(sim: &Sim, name: &str) -> usize {

@@ -298,6 +298,67 @@ pub enum WorkloadConfig {
     RequestResponse(RrConfig),
     /// NetPIPE 3.7 over TCP: ping-pong (or stream) over its block-size schedule.
     Netpipe(NetpipeConfig),
+    /// UDP datagrams one way, as fast as possible or at a constant rate (netperf UDP_STREAM).
+    UdpStream(UdpStreamConfig),
+    /// UDP request/response, one at a time (netperf UDP_RR).
+    UdpRr(UdpRrConfig),
+}
+
+/// A UDP stream.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpStreamConfig {
+    /// Sending host.
+    pub from: String,
+    /// Receiving host.
+    pub to: String,
+    /// Payload bytes per datagram (8B to 65507B; above the MTU, IP fragments it).
+    #[serde(default = "default_datagram")]
+    pub size: Size,
+    /// Datagrams to send (give this or `duration`).
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// Or send for this long.
+    #[serde(default)]
+    pub duration: Option<Duration>,
+    /// Constant payload bit rate; none: as fast as the sender's socket takes them.
+    #[serde(default)]
+    pub rate: Option<Bandwidth>,
+    /// How long the receiver waits for stragglers after the last datagram was sent.
+    #[serde(default = "default_linger")]
+    pub linger: Duration,
+    /// Receiver's UDP port.
+    #[serde(default = "default_port")]
+    pub port: u16,
+}
+
+fn default_datagram() -> Size {
+    Size(1472)
+}
+fn default_linger() -> Duration {
+    Duration(1_000_000_000)
+}
+
+/// UDP request/response.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpRrConfig {
+    /// Host sending requests.
+    pub client: String,
+    /// Host answering them.
+    pub server: String,
+    /// Request size.
+    #[serde(default = "one_byte")]
+    pub request: Size,
+    /// Response size.
+    #[serde(default = "one_byte")]
+    pub response: Size,
+    /// Number of transactions.
+    #[serde(default = "default_transactions")]
+    pub transactions: u64,
+    /// Server's UDP port.
+    #[serde(default = "default_port")]
+    pub port: u16,
 }
 
 /// NetPIPE (`NPtcp`) options.

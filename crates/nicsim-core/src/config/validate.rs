@@ -153,6 +153,18 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             err(format!("workload.{field}"), format!("no host named \"{name}\""))
         }
     };
+    // Two named, distinct, linked hosts for workload `kind`.
+    let pair_ok = |kind: &str, (fa, a): (&str, &String), (fb, b): (&str, &String)| -> Result<(), ConfigError> {
+        endpoint(&format!("{kind}.{fa}"), a)?;
+        endpoint(&format!("{kind}.{fb}"), b)?;
+        if a == b {
+            return err(format!("workload.{kind}.{fb}"), "the two ends must be different hosts");
+        }
+        if !connected(a, b) {
+            return err(format!("workload.{kind}.{fb}"), format!("\"{a}\" and \"{b}\" share no link"));
+        }
+        Ok(())
+    };
     match &s.workload {
         WorkloadConfig::Bulk(b) => {
             endpoint("bulk.from", &b.from)?;
@@ -202,6 +214,39 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             }
             if r.port == 0 {
                 return err("workload.request_response.port", "must be 1 to 65535");
+            }
+        }
+        WorkloadConfig::UdpStream(u) => {
+            pair_ok("udp_stream", ("from", &u.from), ("to", &u.to))?;
+            if !(8..=65_507).contains(&u.size.0) {
+                return err("workload.udp_stream.size", format!("must be 8B to 65507B, got {}", u.size));
+            }
+            match (u.count, u.duration) {
+                (Some(_), Some(_)) => return err("workload.udp_stream", "give either count or duration, not both"),
+                (None, None) => return err("workload.udp_stream", "give count or duration"),
+                (Some(0), None) => return err("workload.udp_stream.count", "must be above zero"),
+                (None, Some(d)) if d.0 == 0 => return err("workload.udp_stream.duration", "must be above zero"),
+                _ => {}
+            }
+            if u.rate.is_some_and(|r| r.0 == 0) {
+                return err("workload.udp_stream.rate", "must be above zero");
+            }
+            if u.port == 0 {
+                return err("workload.udp_stream.port", "must be 1 to 65535");
+            }
+        }
+        WorkloadConfig::UdpRr(u) => {
+            pair_ok("udp_rr", ("client", &u.client), ("server", &u.server))?;
+            for (field, size) in [("request", u.request), ("response", u.response)] {
+                if !(1..=65_507).contains(&size.0) {
+                    return err(format!("workload.udp_rr.{field}"), format!("must be 1B to 65507B, got {size}"));
+                }
+            }
+            if u.transactions == 0 {
+                return err("workload.udp_rr.transactions", "must be at least 1");
+            }
+            if u.port == 0 {
+                return err("workload.udp_rr.port", "must be 1 to 65535");
             }
         }
         WorkloadConfig::Netpipe(n) => {

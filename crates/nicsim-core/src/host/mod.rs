@@ -269,6 +269,17 @@ impl Host {
         self.iface.poll_at(now.to_smoltcp(), &self.sockets).map(Time::from_smoltcp)
     }
 
+    /// The IP MTU the stack uses.
+    pub fn ip_mtu(&self) -> usize {
+        self.dev.mtu - crate::link::ETH_HEADER as usize
+    }
+
+    /// Whether smoltcp still holds fragments of an IP datagram to send (it
+    /// then asks to be polled at once, time zero).
+    pub fn fragmenting(&mut self, now: Time) -> bool {
+        self.iface.poll_at(now.to_smoltcp(), &self.sockets) == Some(smoltcp::time::Instant::ZERO)
+    }
+
     /// Prepare a socket operation at `now` (sets the timestamp clock).
     pub fn enter(&mut self, now: Time) {
         set_tsval_clock(now);

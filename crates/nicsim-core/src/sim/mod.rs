@@ -204,7 +204,7 @@ impl Sim {
             if self.probes.stop_requested() {
                 return Err(Error::Simulation(format!("a probe stopped the run at {now}")));
             }
-            if self.finished_at.is_none() && self.apps.iter().all(App::is_done) {
+            if self.finished_at.is_none() && self.apps.iter().all(|a| a.is_done(now)) {
                 self.finished_at = Some(now);
                 stop = stop.min(now + drain);
             }
@@ -307,8 +307,12 @@ impl Sim {
         Ok(())
     }
 
-    /// Schedule host `h`'s next poll at the stack's own deadline.
+    /// Schedule host `h`'s next poll at the stack's own deadline, or when
+    /// its application wants to run (a paced sender's next slot).
     fn schedule_stack_timer(&mut self, h: usize, now: Time) {
+        if let Some(t) = self.apps[h].wake_at().filter(|&t| t > now) {
+            self.request_poll(h, t);
+        }
         let host = &mut self.hosts[h];
         match host.poll_at(now) {
             Some(t) if t > now => self.request_poll(h, t),
@@ -330,8 +334,8 @@ impl Sim {
             .map_err(|e| Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
         if self.probes.wants(observer::CALL) {
             let kind = match op {
-                crate::workload::Op::Write { .. } => 0.0,
-                crate::workload::Op::Read { .. } => 1.0,
+                crate::workload::Op::Write { .. } | crate::workload::Op::SendTo { .. } => 0.0,
+                crate::workload::Op::Read { .. } | crate::workload::Op::RecvFrom { .. } => 1.0,
                 crate::workload::Op::Close { .. } => 2.0,
             };
             let fields = [("op", kind), ("bytes", op.bytes() as f64)];

@@ -178,24 +178,104 @@ pub(super) struct Ctx {
     class: Class,
 }
 
-/// L4 protocol, IP payload length and application payload length of an
-/// Ethernet/IPv4 frame.
-fn l4(frame: &[u8]) -> (Option<IpProtocol>, u64, u64) {
+/// Where a frame sits in an IP datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Frag {
+    /// Not fragmented.
+    Whole,
+    /// First fragment (carries the transport header).
+    First,
+    /// A later fragment; `last` when it completes the datagram.
+    Later { last: bool },
+}
+
+/// What the cost model needs to know about a frame.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// Transport protocol (None: not IPv4, e.g. ARP).
+    proto: Option<IpProtocol>,
+    /// IP payload bytes in this frame.
+    payload: u64,
+    /// Application bytes (TCP/UDP payload) in this frame.
+    data: u64,
+    frag: Frag,
+}
+
+fn shape(frame: &[u8]) -> Shape {
     use smoltcp::wire::TcpPacket;
-    let Ok(eth) = EthernetFrame::new_checked(frame) else { return (None, 0, 0) };
+    let none = Shape { proto: None, payload: 0, data: 0, frag: Frag::Whole };
+    let Ok(eth) = EthernetFrame::new_checked(frame) else { return none };
     if eth.ethertype() != EthernetProtocol::Ipv4 {
-        return (None, 0, 0);
+        return none;
     }
-    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else { return (None, 0, 0) };
+    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else { return none };
     let payload = ip.payload().len() as u64;
-    let data = match ip.next_header() {
-        IpProtocol::Tcp if ip.frag_offset() == 0 => {
-            TcpPacket::new_checked(ip.payload()).map_or(0, |t| t.payload().len() as u64)
-        }
-        IpProtocol::Udp if ip.frag_offset() == 0 => payload.saturating_sub(8),
+    let frag = match (ip.frag_offset(), ip.more_frags()) {
+        (0, false) => Frag::Whole,
+        (0, true) => Frag::First,
+        (_, more) => Frag::Later { last: !more },
+    };
+    let data = match (ip.next_header(), frag) {
+        (IpProtocol::Tcp, Frag::Whole) => TcpPacket::new_checked(ip.payload()).map_or(0, |t| t.payload().len() as u64),
+        (IpProtocol::Udp, Frag::Whole | Frag::First) => payload.saturating_sub(8),
         _ => payload,
     };
-    (Some(ip.next_header()), payload, data)
+    Shape { proto: Some(ip.next_header()), payload, data, frag }
+}
+
+impl Timed {
+    /// Send-path pieces of a frame: transport (once per datagram), software
+    /// checksum, IP (and fragmentation per fragment), device, driver.
+    fn tx_pieces(&self, s: Shape) -> Vec<(Layer, u64)> {
+        let c = &self.timing.costs;
+        let mut pieces = Vec::with_capacity(6);
+        if s.proto.is_some() {
+            if matches!(s.frag, Frag::Whole | Frag::First) {
+                match s.proto {
+                    Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, self.timing.cycles(c.tcp_tx))),
+                    Some(IpProtocol::Udp) => pieces.push((Layer::Udp, self.timing.cycles(c.udp_tx))),
+                    _ => {}
+                }
+                pieces.push((Layer::Ip, self.timing.cycles(c.ip_tx)));
+            }
+            if !self.timing.nic.checksum_offload {
+                pieces.push((Layer::Checksum, self.timing.checksum_cycles(s.payload)));
+            }
+            if s.frag != Frag::Whole {
+                pieces.push((Layer::IpFrag, self.timing.cycles(c.ip_frag)));
+            }
+        }
+        pieces.push((Layer::Device, self.timing.cycles(c.device_tx)));
+        pieces.push((Layer::Driver, self.timing.cycles(c.driver_tx)));
+        pieces
+    }
+
+    /// Receive-path pieces of a frame: driver, device, IP (and
+    /// defragmentation per fragment), checksum, transport (once per datagram,
+    /// when its last fragment completes it).
+    fn rx_pieces(&self, s: Shape) -> Vec<(Layer, u64)> {
+        let c = &self.timing.costs;
+        let mut pieces =
+            vec![(Layer::Driver, self.timing.cycles(c.driver_rx)), (Layer::Device, self.timing.cycles(c.device_rx))];
+        if s.proto.is_none() {
+            return pieces;
+        }
+        pieces.push((Layer::Ip, self.timing.cycles(c.ip_rx)));
+        if s.frag != Frag::Whole {
+            pieces.push((Layer::IpFrag, self.timing.cycles(c.ip_defrag)));
+        }
+        if !self.timing.nic.checksum_offload {
+            pieces.push((Layer::Checksum, self.timing.checksum_cycles(s.payload)));
+        }
+        if matches!(s.frag, Frag::Whole | Frag::Later { last: true }) {
+            match s.proto {
+                Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, self.timing.cycles(c.tcp_rx))),
+                Some(IpProtocol::Udp) => pieces.push((Layer::Udp, self.timing.cycles(c.udp_rx))),
+                _ => {}
+            }
+        }
+        pieces
+    }
 }
 
 impl Sim {
@@ -320,23 +400,9 @@ impl Sim {
         let msg = self.apps[h].current_msg();
         for frame in frames {
             let t = self.timed(h);
-            let costs = &t.timing.costs;
-            let (proto, payload, data) = l4(&frame.bytes);
-            let path = if data > 0 { Path::Send } else { Path::Receive };
-            let mut pieces = Vec::with_capacity(6);
-            match proto {
-                Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, t.timing.cycles(costs.tcp_tx))),
-                Some(IpProtocol::Udp) => pieces.push((Layer::Udp, t.timing.cycles(costs.udp_tx))),
-                _ => {}
-            }
-            if proto.is_some() {
-                if !t.timing.nic.checksum_offload {
-                    pieces.push((Layer::Checksum, t.timing.checksum_cycles(payload)));
-                }
-                pieces.push((Layer::Ip, t.timing.cycles(costs.ip_tx)));
-            }
-            pieces.push((Layer::Device, t.timing.cycles(costs.device_tx)));
-            pieces.push((Layer::Driver, t.timing.cycles(costs.driver_tx)));
+            let sh = shape(&frame.bytes);
+            let path = if sh.data > 0 { Path::Send } else { Path::Receive };
+            let pieces = t.tx_pieces(sh);
             t.tx_jobs += 1;
             let seq = t.tx_emitted;
             t.tx_emitted += 1;
@@ -359,7 +425,7 @@ impl Sim {
         let t = self.timed(h);
         t.app_busy = true;
         let c = &t.timing.costs;
-        if woken && matches!(op, Op::Read { .. }) {
+        if woken && matches!(op, Op::Read { .. } | Op::RecvFrom { .. }) {
             let wake = vec![(Layer::Socket, t.timing.cycles(c.wakeup))];
             let core = t.timing.cpu.app_core as usize;
             let job = Job::new(Class::Task, wake, Next::AppWake).for_msg(msg).on(Path::Receive);
@@ -368,9 +434,9 @@ impl Sim {
         }
         let mut pieces = Vec::with_capacity(5);
         let (socket, hot) = match op {
-            Op::Write { .. } => (c.socket_send, op.bytes() <= t.timing.memory.cache_size.0 / 2),
+            Op::Write { .. } | Op::SendTo { .. } => (c.socket_send, op.bytes() <= t.timing.memory.cache_size.0 / 2),
             // Received data arrived by DMA: it is never in the cache.
-            Op::Read { .. } => (c.socket_recv, false),
+            Op::Read { .. } | Op::RecvFrom { .. } => (c.socket_recv, false),
             Op::Close { .. } => (c.socket_send, true),
         };
         pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
@@ -389,8 +455,8 @@ impl Sim {
         }
         let core = t.timing.cpu.app_core as usize;
         let path = match op {
-            Op::Write { .. } => Path::Send,
-            Op::Read { .. } => Path::Receive,
+            Op::Write { .. } | Op::SendTo { .. } => Path::Send,
+            Op::Read { .. } | Op::RecvFrom { .. } => Path::Receive,
             Op::Close { .. } => Path::Other,
         };
         let job = Job::new(Class::Task, pieces, Next::AppOp(op)).for_msg(msg).on(path);
@@ -408,7 +474,7 @@ impl Sim {
         let Some(frame) = t.nic.tx_ring.front() else { return };
         // The NIC starts a frame only when the link can take all its segments.
         let segments = match frame.tso_mss {
-            Some(mss) => l4(&frame.bytes).2.div_ceil(u64::from(mss)).max(1) as usize,
+            Some(mss) => shape(&frame.bytes).data.div_ceil(u64::from(mss)).max(1) as usize,
             None => 1,
         };
         if room < segments {
@@ -631,23 +697,7 @@ impl Sim {
         let mut jobs = Vec::with_capacity(frames.len() + 2);
         for frame in frames {
             let t = self.timed(h);
-            let costs = &t.timing.costs;
-            let (proto, payload, _) = l4(&frame);
-            let mut pieces = vec![
-                (Layer::Driver, t.timing.cycles(costs.driver_rx)),
-                (Layer::Device, t.timing.cycles(costs.device_rx)),
-            ];
-            if proto.is_some() {
-                pieces.push((Layer::Ip, t.timing.cycles(costs.ip_rx)));
-                if !t.timing.nic.checksum_offload {
-                    pieces.push((Layer::Checksum, t.timing.checksum_cycles(payload)));
-                }
-            }
-            match proto {
-                Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, t.timing.cycles(costs.tcp_rx))),
-                Some(IpProtocol::Udp) => pieces.push((Layer::Udp, t.timing.cycles(costs.udp_rx))),
-                _ => {}
-            }
+            let pieces = t.rx_pieces(shape(&frame));
             jobs.push(Job::new(Class::Softirq, pieces, Next::RxDeliver(frame)).for_msg(msg).on(Path::Receive));
         }
         let t = self.timed(h);

@@ -16,10 +16,12 @@
 
 pub mod netpipe;
 pub mod pattern;
+pub mod udp;
 
 use smoltcp::iface::SocketHandle;
 use smoltcp::socket::tcp;
-use smoltcp::wire::IpAddress;
+use smoltcp::socket::udp as udp_socket;
+use smoltcp::wire::{IpAddress, IpEndpoint};
 
 use crate::config::{BulkConfig, NetpipeConfig, RrConfig, WorkloadConfig};
 use crate::engine::Time;
@@ -94,13 +96,30 @@ pub enum Op {
         /// Socket closed.
         sock: SocketHandle,
     },
+    /// Send one UDP datagram of `bytes`.
+    SendTo {
+        /// UDP socket.
+        sock: SocketHandle,
+        /// Payload bytes.
+        bytes: u64,
+    },
+    /// Receive the UDP datagram (of `bytes`) at the head of the socket.
+    RecvFrom {
+        /// UDP socket.
+        sock: SocketHandle,
+        /// Payload bytes.
+        bytes: u64,
+    },
 }
 
 impl Op {
     /// Payload bytes the call copies.
     pub fn bytes(&self) -> u64 {
         match *self {
-            Op::Write { bytes, .. } | Op::Read { bytes, .. } => bytes,
+            Op::Write { bytes, .. }
+            | Op::Read { bytes, .. }
+            | Op::SendTo { bytes, .. }
+            | Op::RecvFrom { bytes, .. } => bytes,
             Op::Close { .. } => 0,
         }
     }
@@ -188,6 +207,12 @@ pub enum App {
     NpClient(netpipe::NpClient),
     /// NetPIPE receiver.
     NpServer(netpipe::NpServer),
+    /// UDP stream sender.
+    UdpTx(udp::UdpSender),
+    /// UDP stream receiver.
+    UdpRx(udp::UdpReceiver),
+    /// UDP request/response client or server.
+    UdpRr(udp::UdpRrEnd),
 }
 
 fn host_index(hosts: &[Host], name: &str) -> usize {
@@ -203,6 +228,16 @@ fn open(hosts: &mut [Host], client: usize, server: usize, port: u16) -> (SocketH
     let sock = h.sockets.get_mut::<tcp::Socket>(active);
     sock.connect(h.iface.context(), remote, EPHEMERAL_PORT).expect("fresh socket connects");
     (active, listen)
+}
+
+/// Bound UDP sockets on `client` (an ephemeral port) and `server` (`port`),
+/// and the server's endpoint.
+fn open_udp(hosts: &mut [Host], client: usize, server: usize, port: u16) -> (SocketHandle, SocketHandle, IpEndpoint) {
+    let b = hosts[server].add_udp_socket();
+    hosts[server].sockets.get_mut::<udp_socket::Socket>(b).bind(port).expect("fresh socket binds");
+    let a = hosts[client].add_udp_socket();
+    hosts[client].sockets.get_mut::<udp_socket::Socket>(a).bind(EPHEMERAL_PORT).expect("fresh socket binds");
+    (a, b, IpEndpoint::new(IpAddress::Ipv4(hosts[server].ip), port))
 }
 
 /// Create the workload's sockets and applications; one [`App`] per host.
@@ -258,6 +293,27 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
                 sent: 0,
                 closed: false,
             });
+        }
+        WorkloadConfig::UdpStream(u) => {
+            let (tx, rx) = (host_index(hosts, &u.from), host_index(hosts, &u.to));
+            let (a, b, peer) = open_udp(hosts, tx, rx, u.port);
+            let opts = udp::StreamOptions {
+                size: u.size.0,
+                count: u.count,
+                duration: u.duration.map(|d| d.dur()),
+                rate: u.rate,
+                linger: u.linger.dur(),
+            };
+            let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);
+            apps[tx] = App::UdpTx(sender);
+            apps[rx] = App::UdpRx(receiver);
+        }
+        WorkloadConfig::UdpRr(u) => {
+            let (c, s) = (host_index(hosts, &u.client), host_index(hosts, &u.server));
+            let (a, b, peer) = open_udp(hosts, c, s, u.port);
+            let (client, server) = udp::rr_pair(a, b, peer, seed, u.request.0, u.response.0, u.transactions);
+            apps[c] = App::UdpRr(client);
+            apps[s] = App::UdpRr(server);
         }
         WorkloadConfig::Netpipe(n) => {
             let (c, s) = (host_index(hosts, &n.client), host_index(hosts, &n.server));
@@ -348,6 +404,9 @@ impl App {
             }
             App::NpClient(c) => c.next_op(now, host),
             App::NpServer(s) => s.next_op(now, host),
+            App::UdpTx(s) => s.next_op(now, host),
+            App::UdpRx(r) => r.next_op(host),
+            App::UdpRr(e) => e.next_op(now, host),
             App::RrServer(s) => {
                 let sock = host.sockets.get::<tcp::Socket>(s.sock);
                 if s.closed {
@@ -376,10 +435,14 @@ impl App {
         match self {
             App::NpClient(c) => return c.perform(op, now, host),
             App::NpServer(s) => return s.perform(op, host),
+            App::UdpTx(s) => return s.perform(now, host),
+            App::UdpRx(r) => return r.perform(now, host),
+            App::UdpRr(e) => return e.perform(op, now, host),
             _ => {}
         }
         let sock = match op {
             Op::Write { sock, .. } | Op::Read { sock, .. } | Op::Close { sock } => sock,
+            Op::SendTo { .. } | Op::RecvFrom { .. } => unreachable!("UDP calls are made by UDP applications"),
         };
         let sock = host.sockets.get_mut::<tcp::Socket>(sock);
         match (self, op) {
@@ -436,10 +499,22 @@ impl App {
         }
     }
 
-    /// Whether this application has finished its part.
-    pub fn is_done(&self) -> bool {
+    /// When this application wants to run again even if nothing arrives
+    /// (a constant-bit-rate sender's next slot, a receiver's deadline).
+    pub fn wake_at(&self) -> Option<Time> {
         match self {
-            App::Idle | App::BulkTx(_) | App::RrServer(_) | App::NpServer(_) => true,
+            App::UdpTx(s) => s.wake_at(),
+            App::UdpRx(r) => r.wake_at(),
+            _ => None,
+        }
+    }
+
+    /// Whether this application has finished its part at `now`.
+    pub fn is_done(&self, now: Time) -> bool {
+        match self {
+            App::Idle | App::BulkTx(_) | App::RrServer(_) | App::NpServer(_) | App::UdpTx(_) => true,
+            App::UdpRx(r) => r.is_done(now),
+            App::UdpRr(e) => e.is_done(),
             App::NpClient(c) => c.is_done(),
             App::BulkRx(r) => r.done,
             App::RrClient(c) => c.completed == c.transactions,
@@ -454,7 +529,9 @@ impl App {
             App::RrServer(s) => vec![s.check.report(peer, me)],
             App::NpClient(c) => vec![c.check_report(peer, me)],
             App::NpServer(s) => vec![s.check_report(peer, me)],
-            App::Idle | App::BulkTx(_) => Vec::new(),
+            App::UdpRx(r) => vec![r.report(peer, me)],
+            App::UdpRr(e) => vec![e.report(peer, me)],
+            App::Idle | App::BulkTx(_) | App::UdpTx(_) => Vec::new(),
         }
     }
 }

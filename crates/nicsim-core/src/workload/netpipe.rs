@@ -294,6 +294,7 @@ impl NpClient {
                 sock.close();
                 self.closed = true;
             }
+            Op::SendTo { .. } | Op::RecvFrom { .. } => unreachable!("NetPIPE runs over TCP"),
         }
         Ok(())
     }
@@ -419,6 +420,7 @@ impl NpServer {
                 sock.close();
                 self.closed = true;
             }
+            Op::SendTo { .. } | Op::RecvFrom { .. } => unreachable!("NetPIPE runs over TCP"),
         }
         Ok(())
     }

@@ -5,3 +5,4 @@
 mod ideal;
 mod netpipe;
 mod timing;
+mod udp;
