@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import run_cli
+
+from conftest import nicsim_command, run_cli
 
 SWEEP = """\
 name = "cli-rates"
@@ -113,3 +117,40 @@ def test_failed_runs_are_reported(tmp_path: Path, sweep_file: Path) -> None:
     assert "2 ok, 1 failed, 0 missing" in status.stdout
     assert "failed: links[0].rate='100Mbps', links[0].mtu='1500B' seed 1:" in status.stdout
     assert "run.time_limit" in status.stdout
+
+
+def test_ctrl_c_keeps_finished_runs_and_a_rerun_completes(tmp_path: Path, base_file: Path) -> None:
+    sweep_file = tmp_path / "sweeps" / "long.toml"
+    sweep_file.parent.mkdir()
+    sweep_file.write_text(
+        'base = "../scenarios/small-bulk.toml"\n'
+        '[fixed]\n"workload.bulk.bytes" = "16MiB"\n'
+        '[grid]\n"links[0].rate" = ['
+        + ", ".join(f'"{r}Mbps"' for r in range(100, 4100, 100))
+        + "]\n",
+        encoding="utf-8",
+    )
+    results = tmp_path / "results"
+    proc = subprocess.Popen(
+        [nicsim_command(), "sweep", str(sweep_file), "--results", str(results), "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    runs = results / "runs"
+    deadline = time.monotonic() + 120
+    while len(list(runs.glob("*/*.json"))) < 3:  # wait until some runs are stored
+        assert proc.poll() is None and time.monotonic() < deadline, "the sweep ended too early"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("error: interrupted; finished runs are kept")
+    kept = len(list(runs.glob("*/*.json")))
+    assert 3 <= kept < 40
+    assert not list(results.rglob(".tmp-*"))
+    status = run_cli("status", sweep_file, "--results", results)
+    assert f"40 points: {kept} ok, 0 failed, {40 - kept} missing" in status.stdout
+    rerun = run_cli("sweep", sweep_file, "--results", results, "--workers", "2")
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{kept} cached, {40 - kept} computed" in rerun.stdout

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import nicsim
 from nicsim.campaign import Cache, DaskExecutor, LocalExecutor, Sweep, make_executor, simulate
 
 VOLATILE = ["wall_s"]
@@ -114,3 +115,23 @@ def test_make_executor() -> None:
         make_executor("ray")
     with pytest.raises(ValueError):
         LocalExecutor(0)
+
+
+class OtherVersionExecutor(LocalExecutor):
+    """Workers that run another nicsim version than this process."""
+
+    def map(self, tasks):  # noqa: ANN001, ANN201
+        for i, outcome in super().map(tasks):
+            outcome["report"] = outcome["report"].replace(
+                f'"nicsim_version": "{nicsim.__version__}"', '"nicsim_version": "0.0.0-other"'
+            )
+            yield i, outcome
+
+
+def test_a_result_from_another_nicsim_version_is_refused(tmp_path: Path, base_file: Path) -> None:
+    sweep = Sweep(base_file, grid={"links[0].rate": ["1Gbps", "10Gbps"]}, name="versions")
+    with OtherVersionExecutor(1) as executor:
+        stats = sweep.run_missing(executor, tmp_path / "results")
+    assert stats.computed == 0 and len(stats.errors) == 2
+    assert "the worker runs nicsim 0.0.0-other" in stats.errors[0]
+    assert not list((tmp_path / "results" / "runs").glob("*/*.json"))

@@ -6,7 +6,7 @@ read knob values and compare them with literals::
 
     links[0].rate >= '1Gbps' or links[0].mtu == '1500B'
     not (hosts[0].tcp.congestion_control == 'none' and workload.bulk.bytes > 64MiB)
-    hosts[1].profile in ['kurmann-pii-400', 'modern-10gbe']
+    hosts[1].profile in ['kurmann-pii-400', 'modern-x86-pcie']
 
 Grammar (lowest precedence first)::
 

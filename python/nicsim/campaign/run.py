@@ -100,11 +100,16 @@ def run_missing(
         with bar:
             for i, outcome in outcomes:
                 point = todo[i]
+                record = None
                 if outcome.get("status") == "error":
-                    stats.errors.append(f"{_describe(point)}: {outcome.get('error')}")
+                    error = outcome.get("error")
+                else:
+                    record = _record(point, outcome, sweep.name, __version__)
+                    error = _version_mismatch(record, __version__)
+                if record is None or error is not None:
+                    stats.errors.append(f"{_describe(point)}: {error}")
                     bar.advance()
                     continue
-                record = _record(point, outcome, sweep.name, __version__)
                 cache.put(record)
                 stats.computed += 1
                 if record["status"] != "ok":
@@ -145,6 +150,14 @@ def _record(
         "scenario_toml": point.scenario,
         "report": json.loads(outcome["report"]) if ok else None,
     }
+
+
+def _version_mismatch(record: dict[str, Any], version: str) -> str | None:
+    """Why a result cannot be stored under its key: the worker ran another
+    nicsim version than the one in the key (a mismatched cluster)."""
+    report = record.get("report") or {}
+    theirs = report.get("nicsim_version", version)
+    return None if theirs == version else f"the worker runs nicsim {theirs}, this process {version}"
 
 
 def _describe(point: PlannedPoint) -> str:
