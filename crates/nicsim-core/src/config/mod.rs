@@ -321,15 +321,36 @@ pub struct UdpStreamConfig {
     /// Or send for this long.
     #[serde(default)]
     pub duration: Option<Duration>,
-    /// Constant payload bit rate; none: as fast as the sender's socket takes them.
+    /// Mean payload bit rate; none: as fast as the sender's socket takes them.
     #[serde(default)]
     pub rate: Option<Bandwidth>,
+    /// Spacing of datagrams at `rate`: `constant` (CBR) or `poisson`
+    /// (exponential gaps, seeded).
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// On/off bursts: send for `on`, pause for `off`, repeat (give both or neither).
+    #[serde(default)]
+    pub on: Option<Duration>,
+    /// Pause between bursts.
+    #[serde(default)]
+    pub off: Option<Duration>,
     /// How long the receiver waits for stragglers after the last datagram was sent.
     #[serde(default = "default_linger")]
     pub linger: Duration,
     /// Receiver's UDP port.
     #[serde(default = "default_port")]
     pub port: u16,
+}
+
+/// How datagrams are spaced in time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Equal gaps of size × 8 / rate.
+    #[default]
+    Constant,
+    /// Exponentially distributed gaps with that mean.
+    Poisson,
 }
 
 fn default_datagram() -> Size {

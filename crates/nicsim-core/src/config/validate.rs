@@ -231,6 +231,18 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             if u.rate.is_some_and(|r| r.0 == 0) {
                 return err("workload.udp_stream.rate", "must be above zero");
             }
+            if u.arrivals == crate::config::Arrivals::Poisson && u.rate.is_none() {
+                return err(
+                    "workload.udp_stream.arrivals",
+                    "poisson arrivals need a mean rate (workload.udp_stream.rate)",
+                );
+            }
+            match (u.on, u.off) {
+                (Some(on), Some(_)) if on.0 == 0 => return err("workload.udp_stream.on", "must be above zero"),
+                (Some(_), None) => return err("workload.udp_stream.off", "on/off bursts need both on and off"),
+                (None, Some(_)) => return err("workload.udp_stream.on", "on/off bursts need both on and off"),
+                _ => {}
+            }
             if u.port == 0 {
                 return err("workload.udp_stream.port", "must be 1 to 65535");
             }

@@ -302,6 +302,8 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
                 count: u.count,
                 duration: u.duration.map(|d| d.dur()),
                 rate: u.rate,
+                poisson: u.arrivals == crate::config::Arrivals::Poisson,
+                bursts: u.on.zip(u.off).map(|(on, off)| (on.dur(), off.dur())),
                 linger: u.linger.dur(),
             };
             let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);

@@ -1,8 +1,9 @@
 //! UDP workloads.
 //!
-//! * **udp_stream** (netperf UDP_STREAM): the sender sends datagrams of
-//!   `size` bytes as fast as its socket takes them, or at a constant `rate`,
-//!   for a `count` or a `duration`; there is no flow control, so the
+//! * **udp_stream** (netperf UDP_STREAM, and the traffic sources): the
+//!   sender sends datagrams of `size` bytes as fast as its socket takes them,
+//!   or at a mean `rate` with equal (CBR) or exponential (Poisson, seeded)
+//!   gaps, optionally in on/off bursts, for a `count` or a `duration`; there is no flow control, so the
 //!   receiver may get fewer. Each datagram carries its sequence number (8
 //!   bytes, little-endian) and then the pattern bytes at offset
 //!   `seq × size + 8`, so every datagram is checked on its own and losses
@@ -46,6 +47,8 @@ pub struct UdpSender {
     count: Option<u64>,
     duration: Option<Dur>,
     interval: Option<Dur>,
+    poisson: Option<crate::engine::rng::Rng>,
+    bursts: Option<(Dur, Dur)>,
     next_at: Option<Time>,
     shared: Rc<Shared>,
     buf: Vec<u8>,
@@ -77,8 +80,12 @@ pub struct StreamOptions {
     pub count: Option<u64>,
     /// Or: send for this long.
     pub duration: Option<Dur>,
-    /// Constant bit rate of payload (none: as fast as possible).
+    /// Mean bit rate of payload (none: as fast as possible).
     pub rate: Option<crate::engine::units::Bandwidth>,
+    /// Exponential gaps (seeded) instead of equal ones.
+    pub poisson: bool,
+    /// On/off bursts: (on, off).
+    pub bursts: Option<(Dur, Dur)>,
     /// How long the receiver waits after the last datagram was sent.
     pub linger: Dur,
 }
@@ -102,6 +109,8 @@ pub fn stream_pair(
         count: o.count,
         duration: o.duration,
         interval,
+        poisson: o.poisson.then(|| crate::engine::rng::component_rng(seed, "workload.udp_stream/arrivals")),
+        bursts: o.bursts,
         next_at: None,
         shared: shared.clone(),
         buf: vec![0; o.size as usize],
@@ -146,6 +155,13 @@ impl UdpSender {
             }
             return None;
         }
+        if let Some((on, off)) = self.bursts {
+            let cycle = on.0 + off.0;
+            let phase = now.since(started).0 % cycle;
+            if phase >= on.0 {
+                self.next_at = Some(self.next_at.map_or(now, |t| t.max(now)).max(now + Dur(cycle - phase)));
+            }
+        }
         if self.next_at.is_some_and(|t| now < t) {
             return None;
         }
@@ -166,8 +182,16 @@ impl UdpSender {
         let sock = host.sockets.get_mut::<udp::Socket>(self.sock);
         sock.send_slice(&self.buf, self.peer).map_err(|e| format!("UDP send failed: {e}"))?;
         self.shared.sent.set(seq + 1);
-        if let Some(i) = self.interval {
-            self.next_at = Some(self.next_at.unwrap_or(now) + i);
+        if let Some(mean) = self.interval {
+            let gap = match self.poisson.as_mut() {
+                // Exponential with the mean gap: −ln(U) × mean, U in (0, 1].
+                Some(rng) => {
+                    let u: f64 = 1.0 - rand::Rng::gen::<f64>(rng);
+                    Dur((-u.ln() * mean.0 as f64) as u64)
+                }
+                None => mean,
+            };
+            self.next_at = Some(self.next_at.unwrap_or(now) + gap);
         }
         Ok(())
     }

@@ -86,3 +86,28 @@ fn timed_fragmentation_costs_land_in_ip_frag() {
     let one = 400 + 6 * 100; // the profile's udp_tx: 400 cycles + 6 accesses at 100 cycles
     assert_eq!(udp_tx, 50 * one);
 }
+
+#[test]
+fn poisson_arrivals_keep_the_mean_rate_with_random_gaps() {
+    let wl = stream("size = \"500B\"\ncount = 5000\nrate = \"50Mbps\"\narrivals = \"poisson\"");
+    let r = run(&pair("", "", &wl));
+    let send = r.summary.send_bps.unwrap();
+    // 5000 exponential gaps: the mean is within a few percent of 80 µs.
+    assert!((send / 50e6 - 1.0).abs() < 0.05, "mean rate {send}");
+    let cbr = run(&pair("", "", &stream("size = \"500B\"\ncount = 5000\nrate = \"50Mbps\"")));
+    assert_ne!(r.summary.duration_s, cbr.summary.duration_s, "random gaps, not constant ones");
+    let again = run(&pair("", "", &wl));
+    assert_eq!(again.summary.duration_s, r.summary.duration_s, "seeded: the same run twice");
+}
+
+#[test]
+fn on_off_bursts_send_only_while_on() {
+    let continuous = run(&pair("", "", &stream("size = \"1000B\"\nduration = \"10ms\"\nrate = \"200Mbps\"")));
+    let bursty = run(&pair(
+        "",
+        "",
+        &stream("size = \"1000B\"\nduration = \"10ms\"\nrate = \"200Mbps\"\non = \"1ms\"\noff = \"1ms\""),
+    ));
+    let (c, b) = (datagrams(&continuous).0 as f64, datagrams(&bursty).0 as f64);
+    assert!((b / c - 0.5).abs() < 0.05, "half the time on: {b} of {c}");
+}
