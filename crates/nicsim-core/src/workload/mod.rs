@@ -207,8 +207,8 @@ pub enum App {
     NpClient(netpipe::NpClient),
     /// NetPIPE receiver.
     NpServer(netpipe::NpServer),
-    /// UDP stream sender.
-    UdpTx(udp::UdpSender),
+    /// UDP stream sender (boxed: it carries its own RNG).
+    UdpTx(Box<udp::UdpSender>),
     /// UDP stream receiver.
     UdpRx(udp::UdpReceiver),
     /// UDP request/response client or server.
@@ -307,7 +307,7 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
                 linger: u.linger.dur(),
             };
             let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);
-            apps[tx] = App::UdpTx(sender);
+            apps[tx] = App::UdpTx(Box::new(sender));
             apps[rx] = App::UdpRx(receiver);
         }
         WorkloadConfig::UdpRr(u) => {
