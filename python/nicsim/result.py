@@ -34,6 +34,26 @@ CYCLES_COLUMNS: dict[str, str] = {
 }
 """Columns of :meth:`Result.cycles_table` and their dtypes."""
 
+NETPIPE_COLUMNS: dict[str, str] = {
+    "bytes": "int64",
+    "nrepeat": "int64",
+    "time_s": "float64",
+    "mbps": "float64",
+    "mbit_s_si": "float64",
+}
+"""Columns of :meth:`Result.netpipe_table` and their dtypes: block size,
+messages per trial, time per block (one way for ping-pong), throughput in
+NetPIPE's Mbps (2^20 bit/s) and in SI Mbit/s (10^6 bit/s)."""
+
+
+def np_out_line(nbytes: int, mbps: float, time_s: float) -> str:
+    """One line of NetPIPE 3.7.2's ``np.out``, newline included: what
+    ``fprintf(out, "%8d %lf %12.8lf\\n", bytes, Mbps, t)`` prints (bytes right
+    aligned in 8 columns, Mbps with 6 decimals, seconds right aligned in 12
+    columns with 8 decimals)."""
+    # Python's "d" and "f" specs round and pad exactly as C's printf does.
+    return f"{nbytes:8d} {mbps:f} {time_s:12.8f}\n"
+
 
 class Result:
     """One run's result.
@@ -153,10 +173,41 @@ class Result:
                 )
         return _typed_frame(rows, CYCLES_COLUMNS)
 
+    @property
+    def netpipe(self) -> list[dict[str, Any]] | None:
+        """NetPIPE's points (``bytes``, ``nrepeat``, ``time_s``, ``mbps``),
+        one per block size in the order measured; ``None`` for other
+        workloads."""
+        points = self.data.get("netpipe")
+        if not isinstance(points, list):
+            return None
+        return [p for p in points if isinstance(p, dict)]
+
+    def netpipe_table(self) -> pd.DataFrame:
+        """NetPIPE's measurements, one row per block size in the order
+        measured: ``bytes``, ``nrepeat``, ``time_s`` (the minimum over trials
+        of the time per block, one way for ping-pong), ``mbps`` (NetPIPE's
+        Mbps, bytes × 8 / time / 2^20) and ``mbit_s_si`` (bytes × 8 / time /
+        10^6). Empty, with the columns of :data:`NETPIPE_COLUMNS`, for other
+        workloads."""
+        rows = [{**p, "mbit_s_si": _si_mbit_s(p)} for p in self.netpipe or []]
+        return _typed_frame(rows, NETPIPE_COLUMNS)
+
+    def np_out(self) -> str:
+        """The run as NetPIPE 3.7.2 writes ``np.out``: one line per block size,
+        ``bytes Mbps seconds`` (see :func:`np_out_line`); empty for other
+        workloads."""
+        return "".join(
+            np_out_line(int(p["bytes"]), float(p["mbps"]), float(p["time_s"]))
+            for p in self.netpipe or []
+        )
+
     def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
         """Write ``result.json``, ``summary.csv``, ``links.csv``,
         ``hosts.csv`` and ``cycles.csv`` into ``out_dir`` (created if needed)
-        and return their paths.
+        and return their paths. A NetPIPE run also gets ``np.out`` (as
+        NetPIPE writes it, see :meth:`np_out`) and ``netpipe.csv`` (the
+        :meth:`netpipe_table`).
 
         The files hold nothing that varies between runs of the same scenario
         and seed: ``result.json`` is :attr:`json` byte for byte.
@@ -173,12 +224,28 @@ class Result:
         self.hosts_table().to_csv(hosts_csv, index=False, lineterminator="\n")
         cycles_csv = out / "cycles.csv"
         self.cycles_table().to_csv(cycles_csv, index=False, lineterminator="\n")
-        return [result_json, summary_csv, links_csv, hosts_csv, cycles_csv]
+        written = [result_json, summary_csv, links_csv, hosts_csv, cycles_csv]
+        if self.netpipe is not None:
+            np_out = out / "np.out"
+            np_out.write_bytes(self.np_out().encode("ascii"))
+            netpipe_csv = out / "netpipe.csv"
+            self.netpipe_table().to_csv(netpipe_csv, index=False, lineterminator="\n")
+            written += [np_out, netpipe_csv]
+        return written
 
     def __repr__(self) -> str:
+        if self.netpipe is not None:
+            points, latency = len(self.netpipe), self.summary.get("latency_s")
+            return f"<Result {self.name!r} seed={self.seed} points={points} latency_s={latency}>"
         goodput = self.summary.get("goodput_bps")
         verified = self.summary.get("verified")
         return f"<Result {self.name!r} seed={self.seed} goodput_bps={goodput} verified={verified}>"
+
+
+def _si_mbit_s(point: dict[str, Any]) -> float | None:
+    """A NetPIPE point's throughput in SI Mbit/s (10^6 bit/s)."""
+    time_s = point.get("time_s")
+    return point["bytes"] * 8 / time_s / 1e6 if time_s else None
 
 
 def _typed_frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
