@@ -6,9 +6,10 @@ lists the built-in host timing profiles, and ``run(..., probes=...)`` feeds
 named events (:data:`PROBE_EVENTS`) to Python callables. Scenario problems
 raise :class:`ScenarioError` (a ``ValueError`` with ``path`` and ``reason``);
 a run that fails raises :class:`SimulationError` (a ``RuntimeError``).
+:mod:`nicsim.plots` draws the figures (NetPIPE's graphs, cycles by layer).
 """
 
-from . import _core
+from . import _core, plots
 from ._core import PROBE_EVENTS, ProbeEvent, ScenarioError, SimulationError
 from .api import profiles, resolve, run
 from .campaign import Sweep
@@ -24,6 +25,7 @@ __all__ = [
     "SimulationError",
     "Sweep",
     "__version__",
+    "plots",
     "profiles",
     "resolve",
     "run",
