@@ -3,6 +3,7 @@
     nicsim run SCENARIO [--seed N] [--pcap DIR] [--out DIR]
     nicsim validate SCENARIO
     nicsim profiles
+    nicsim plot RESULT_DIR [RESULT_DIR ...] [--labels A,B,...] [--out DIR]
     nicsim sweep FILE | status | export | report   (see nicsim.campaign.cli)
 
 Errors are one line on stderr, never a traceback: exit code 2 for a bad
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -22,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__
+from . import __version__, plots
 from ._core import ScenarioError, SimulationError
 from .api import profiles as builtin_profiles
 from .api import resolve
@@ -79,6 +81,7 @@ def run(scenario: Path, seed: int | None, pcap: Path | None, out: Path | None) -
     out_dir = out if out is not None else Path("results") / _file_name(result.name or scenario.stem)
     try:
         written = result.write(out_dir)
+        figures = plots.result_figures(result, out_dir)
     except OSError as e:
         _fail(f"cannot write results: {e}", EXIT_FAILED)
 
@@ -88,6 +91,8 @@ def run(scenario: Path, seed: int | None, pcap: Path | None, out: Path | None) -
     if timed is not None:
         console.print(timed)
     click.echo(f"results written to {out_dir}: {', '.join(p.name for p in written)}")
+    if figures:
+        click.echo(f"figures written to {out_dir}: {', '.join(p.name for p in figures)}")
     for pcap in result.pcaps:
         click.echo(f"pcap written: {pcap}")
 
@@ -118,6 +123,43 @@ def profiles() -> None:
         click.echo(f"{name:<{width}}  {description}")
 
 
+@main.command()
+@click.argument(
+    "result_dirs",
+    metavar="RESULT_DIR...",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option(
+    "--labels",
+    help="Comma-separated curve labels, one per RESULT_DIR [default: the scenario names].",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results") / "plots",
+    show_default=True,
+    help="Where to write the figures.",
+)
+def plot(result_dirs: tuple[Path, ...], labels: str | None, out: Path) -> None:
+    """Overlay the NetPIPE runs in RESULT_DIRs (written by nicsim run, each
+    with a netpipe.csv): throughput, signature and saturation graphs as PNG
+    and PDF."""
+    names = None if labels is None else [label.strip() for label in labels.split(",")]
+    if names is not None and len(names) != len(result_dirs):
+        _fail(f"--labels gives {len(names)} labels for {len(result_dirs)} result directories",
+              EXIT_BAD_INPUT)  # fmt: skip
+    for folder in result_dirs:
+        if not (folder / "netpipe.csv").is_file():
+            _fail(f"{folder}: no netpipe.csv (not a NetPIPE result?)", EXIT_BAD_INPUT)
+    try:
+        written = plots.netpipe_figures(list(result_dirs), out, names)
+    except (OSError, ValueError, KeyError) as e:
+        _fail(f"cannot plot: {e}", EXIT_FAILED)
+    click.echo(f"figures written to {out}: {', '.join(p.name for p in written)}")
+
+
 def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
@@ -143,7 +185,10 @@ def _summary_table(result: Result, wall_s: float) -> Table:
     row("workload", result.workload)
     row("seed", str(result.seed))
     goodput, ceiling = s.get("goodput_bps"), s.get("ceiling_bps")
-    row("goodput", "n/a" if goodput is None else _mbps(goodput))
+    if result.netpipe is not None:
+        _netpipe_rows(result, row)
+    else:
+        row("goodput", "n/a" if goodput is None else _mbps(goodput))
     if goodput is not None and ceiling:
         share = 100 * goodput / ceiling
         row("of ceiling", f"{share:.2f} % of the {_mbps(ceiling)} Ethernet ceiling")
@@ -172,6 +217,23 @@ def _summary_table(result: Result, wall_s: float) -> Table:
     if segments is not None and wall_s > 0:
         row("simulation speed", f"{segments / wall_s:,.0f} data segments per wall-clock second")
     return table
+
+
+def _netpipe_rows(result: Result, row: Callable[[str, str], None]) -> None:
+    """Latency, peak throughput and the block sizes of a NetPIPE run."""
+    table = result.netpipe_table()
+    latency = result.summary.get("latency_s")
+    row("latency", "n/a" if latency is None else f"{latency * 1e6:,.3f} µs (one way, smallest block)")
+    if table.empty:
+        row("peak throughput", "n/a")
+    else:
+        best = table.iloc[int(table["mbps"].to_numpy().argmax())]
+        row("peak throughput", f"{best['mbit_s_si']:,.2f} Mbit/s at {int(best['bytes']):,} B")
+        row("peak, NetPIPE Mbps", f"{best['mbps']:,.2f} Mbps (1 Mbps = 2^20 bit/s)")
+    sizes = "0" if table.empty else (
+        f"{len(table)} ({int(table['bytes'].min()):,} B to {int(table['bytes'].max()):,} B)"
+    )  # fmt: skip
+    row("block sizes", sizes)
 
 
 TOP_LAYERS = 4
