@@ -126,10 +126,6 @@ def _tables(section: str, value: Any) -> list[tuple[int | None, dict[str, Any]]]
     )
 
 
-def _lookup_missing(knob: str) -> ConstraintError:
-    return ConstraintError(knob, f"{knob} is neither swept nor in the base scenario")
-
-
 class Sweep:
     """A base scenario and the knobs to vary.
 
@@ -384,16 +380,17 @@ class Sweep:
             if value is None:
                 value = K.get_knob(self._base_resolved, knob, _MISSING)
                 if value is _MISSING:
-                    raise _lookup_missing(knob)
+                    raise K.KnobError(knob, "neither swept nor in the base scenario")
             return value
 
         for i, constraint in enumerate(self.constraints):
             try:
                 if not constraint.holds(lookup):
                     return False
-            except ConstraintError as e:
+            except (ConstraintError, K.KnobError) as e:
                 point = ", ".join(f"{k}={v!r}" for k, v in params.items())
-                raise SweepError(f"constraints[{i}]", f"{e} (at point {point})") from None
+                where = "" if isinstance(e, ConstraintError) else f" in {constraint.text!r}"
+                raise SweepError(f"constraints[{i}]", f"{e}{where} (at point {point})") from None
         return True
 
     def plan(self) -> list[PlannedPoint]:
