@@ -3,7 +3,7 @@ executor that counts what it is asked to run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -65,3 +65,17 @@ def counting() -> Iterator[CountingExecutor]:
     executor = CountingExecutor()
     with executor:
         yield executor
+
+
+@pytest.fixture
+def local() -> Iterator[Callable[[int], LocalExecutor]]:
+    """Makes local executors, all closed when the test ends."""
+    made: list[LocalExecutor] = []
+
+    def make(workers: int = 2) -> LocalExecutor:
+        made.append(LocalExecutor(workers))
+        return made[-1]
+
+    yield make
+    for executor in made:
+        executor.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -73,7 +74,10 @@ class Interrupt(KeyboardInterrupt):
 
 
 def test_an_interrupted_sweep_leaves_a_consistent_cache_and_resumes(
-    tmp_path: Path, base_file: Path, counting: CountingExecutor
+    tmp_path: Path,
+    base_file: Path,
+    counting: CountingExecutor,
+    local: Callable[[int], LocalExecutor],
 ) -> None:
     results = tmp_path / "results"
     sweep = rate_sweep(base_file, RATES + ["2Gbps", "5Gbps"])  # 12 runs
@@ -85,7 +89,7 @@ def test_an_interrupted_sweep_leaves_a_consistent_cache_and_resumes(
             raise Interrupt
 
     with pytest.raises(Interrupt):
-        sweep.run_missing(LocalExecutor(2), results, on_result=stop_after_five)
+        sweep.run_missing(local(2), results, on_result=stop_after_five)
     files = sorted(p.stem for p in (results / "runs").glob("*/*.json"))
     assert files == sorted(seen)  # exactly the stored runs, each complete
     assert not list(results.rglob(".tmp-*"))
@@ -101,7 +105,7 @@ def test_an_interrupted_sweep_leaves_a_consistent_cache_and_resumes(
         p.stem for p in (results / "runs").glob("*/*.json")
     )
 
-    serial = sweep.run(LocalExecutor(1), tmp_path / "serial")
+    serial = sweep.run(local(1), tmp_path / "serial")
     resumed = sweep.run(counting, results)
     assert [reports(results, k) for k in resumed["key"]] == [
         reports(tmp_path / "serial", k) for k in serial["key"]

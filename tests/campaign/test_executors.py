@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -36,25 +37,29 @@ def slow_sweep(base: Path, name: str) -> Sweep:
     )
 
 
-def test_dask_gives_the_same_results_as_the_local_pool(tmp_path: Path, base_file: Path) -> None:
+def test_dask_gives_the_same_results_as_the_local_pool(
+    tmp_path: Path, base_file: Path, local: Callable[[int], LocalExecutor]
+) -> None:
     sweep = Sweep(
         base_file,
         grid={"links[0].rate": ["100Mbps", "1Gbps", "10Gbps"], "links[0].mtu": ["1000B", "1500B"]},
         replicas=2,
         name="same",
     )
-    local = sweep.run(LocalExecutor(2), tmp_path / "local")
+    on_local = sweep.run(local(2), tmp_path / "local")
     with DaskExecutor(workers=2) as dask:
         assert dask.workers == 2
         on_dask = sweep.run(dask, tmp_path / "dask")
-    pd.testing.assert_frame_equal(local.drop(columns=VOLATILE), on_dask.drop(columns=VOLATILE))
-    assert reports(tmp_path / "local", local) == reports(tmp_path / "dask", on_dask)
-    assert len(local) == 12 and set(local["status"]) == {"ok"}
+    pd.testing.assert_frame_equal(on_local.drop(columns=VOLATILE), on_dask.drop(columns=VOLATILE))
+    assert reports(tmp_path / "local", on_local) == reports(tmp_path / "dask", on_dask)
+    assert len(on_local) == 12 and set(on_local["status"]) == {"ok"}
 
 
-def test_a_dask_worker_killed_mid_sweep_loses_no_result(tmp_path: Path, base_file: Path) -> None:
+def test_a_dask_worker_killed_mid_sweep_loses_no_result(
+    tmp_path: Path, base_file: Path, local: Callable[[int], LocalExecutor]
+) -> None:
     sweep = slow_sweep(base_file, "kill-dask")
-    serial = sweep.run(LocalExecutor(workers=1), tmp_path / "serial")
+    serial = sweep.run(local(1), tmp_path / "serial")
     killed: dict[str, object] = {}
     with DaskExecutor(workers=2) as dask:
         client = dask.client
@@ -77,9 +82,11 @@ def test_a_dask_worker_killed_mid_sweep_loses_no_result(tmp_path: Path, base_fil
     pd.testing.assert_frame_equal(serial.drop(columns=VOLATILE), frame.drop(columns=VOLATILE))
 
 
-def test_a_local_worker_killed_mid_sweep_is_retried(tmp_path: Path, base_file: Path) -> None:
+def test_a_local_worker_killed_mid_sweep_is_retried(
+    tmp_path: Path, base_file: Path, local: Callable[[int], LocalExecutor]
+) -> None:
     sweep = slow_sweep(base_file, "kill-local")
-    serial = sweep.run(LocalExecutor(workers=1), tmp_path / "serial")
+    serial = sweep.run(local(1), tmp_path / "serial")
     killed: list[int] = []
     with LocalExecutor(2) as pool:
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ def test_values_are_ordered_by_magnitude() -> None:
     assert ordered_values([True, False]) == [True, False]
 
 
-def test_report_with_replicas_and_a_zip_axis(tmp_path: Path, base_file: Path) -> None:
+def test_report_with_replicas_and_a_zip_axis(
+    tmp_path: Path, base_file: Path, local: Callable[[int], LocalExecutor]
+) -> None:
     sweep = Sweep(
         base_file,
         grid={"links[0].rate": ["1Gbps", "100Mbps"]},
@@ -30,7 +33,7 @@ def test_report_with_replicas_and_a_zip_axis(tmp_path: Path, base_file: Path) ->
         name="report",
         description="a test report",
     )
-    frame = sweep.run(LocalExecutor(2), tmp_path / "results", progress=False)
+    frame = sweep.run(local(2), tmp_path / "results", progress=False)
     knobs = swept_knobs(frame)
     assert knobs == ["links[0].rate", "hosts[0].tcp.tx_buffer", "hosts[1].tcp.rx_buffer"]
     table = aggregate(frame, knobs, ["goodput_bps"])
@@ -61,19 +64,22 @@ def test_report_with_replicas_and_a_zip_axis(tmp_path: Path, base_file: Path) ->
 
 
 def test_progress_bar_on_request(
-    tmp_path: Path, base_file: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    base_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    local: Callable[[int], LocalExecutor],
 ) -> None:
     sweep = Sweep(base_file, grid={"links[0].rate": ["1Gbps", "10Gbps"]}, name="progress")
-    sweep.run_missing(LocalExecutor(1), tmp_path / "results", progress=True)
+    sweep.run_missing(local(1), tmp_path / "results", progress=True)
     err = capsys.readouterr().err
     assert "progress" in err and "2/2" in err and "ETA" in err
     sweep = Sweep(base_file, grid={"links[0].rate": ["2Gbps"]}, name="quiet")
-    sweep.run_missing(LocalExecutor(1), tmp_path / "results")  # not a terminal: no bar
+    sweep.run_missing(local(1), tmp_path / "results")  # not a terminal: no bar
     assert capsys.readouterr().err == ""
 
 
 def test_a_reproduction_runs_its_sweeps_into_one_cache_and_reports(
-    tmp_path: Path, base_file: Path
+    tmp_path: Path, base_file: Path, local: Callable[[int], LocalExecutor]
 ) -> None:
     rates = Sweep(base_file, grid={"links[0].rate": ["1Gbps", "10Gbps"]}, name="rates")
     mtus = Sweep(
@@ -89,7 +95,7 @@ def test_a_reproduction_runs_its_sweeps_into_one_cache_and_reports(
         return [path]
 
     study = Reproduction("study", [rates, mtus], report=report)
-    frames = study.run(LocalExecutor(2), tmp_path / "results", progress=False)
+    frames = study.run(local(2), tmp_path / "results", progress=False)
     assert set(frames) == {"rates", "mtus"}
     assert study.stats["rates"].computed == 2
     assert study.stats["mtus"].computed == 1  # the shared point was already there
