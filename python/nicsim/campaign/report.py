@@ -33,8 +33,9 @@ METRICS: dict[str, tuple[str, float]] = {
 }
 """Summary fields a report knows how to label, with their display scale."""
 
-DEFAULT_METRICS = ("goodput_bps", "transaction_rate", "mean_latency_s", "duration_s")
-"""The first of these with data is plotted when none is asked for."""
+DEFAULT_METRICS = ("transaction_rate", "goodput_bps", "mean_latency_s", "duration_s")
+"""The first of these with data is plotted when none is asked for (bulk
+transfers have no transaction rate)."""
 
 MAX_LINES = 10
 """More combinations of the other knobs than this are averaged into one line."""
@@ -88,13 +89,12 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _label(value: Any) -> str:
-    return (
-        value
-        if isinstance(value, str)
-        else repr(value)
-        if not isinstance(value, float)
-        else f"{value:g}"
-    )
+    """A knob value as the sweep file would write it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return value if isinstance(value, str) else repr(value)
 
 
 def _hashable(value: Any) -> Any:
