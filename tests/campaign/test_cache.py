@@ -225,3 +225,21 @@ def test_a_failed_simulation_is_cached_as_failed(
     counting.tasks.clear()
     stats = sweep.run_missing(counting, results)
     assert counting.tasks == [] and stats.cached == 2
+
+
+def test_verify_removes_unreadable_files_and_durable_writes_read_back(
+    tmp_path: Path, base_file: Path, counting: CountingExecutor
+) -> None:
+    results = tmp_path / "results"
+    frame = rate_sweep(base_file).run(counting, results)
+    keys = list(frame["key"])
+    (results / "runs" / keys[2][:2] / f"{keys[2]}.json").write_text("", encoding="utf-8")
+    (results / "runs" / keys[3][:2] / f"{keys[3]}.json").write_text('{"key": "x"}', encoding="utf-8")
+    with Cache(results) as cache:
+        assert sorted(cache.verify()) == sorted(keys[2:4])
+        assert cache.status("rates")["missing"] == 2
+        record = cache.get(keys[0])
+    assert record is not None
+    with Cache(tmp_path / "durable", durable=True) as durable:
+        durable.put(record)
+        assert durable.get(keys[0]) == record
