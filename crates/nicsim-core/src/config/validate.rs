@@ -167,14 +167,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
     };
     match &s.workload {
         WorkloadConfig::Bulk(b) => {
-            endpoint("bulk.from", &b.from)?;
-            endpoint("bulk.to", &b.to)?;
-            if b.from == b.to {
-                return err("workload.bulk.to", "sender and receiver must be different hosts");
-            }
-            if !connected(&b.from, &b.to) {
-                return err("workload.bulk.to", format!("\"{}\" and \"{}\" share no link", b.from, b.to));
-            }
+            pair_ok("bulk", ("from", &b.from), ("to", &b.to))?;
             match (b.bytes, b.duration) {
                 (Some(_), Some(_)) => return err("workload.bulk", "give either bytes or duration, not both"),
                 (None, None) => return err("workload.bulk", "give bytes or duration"),
@@ -190,17 +183,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             }
         }
         WorkloadConfig::RequestResponse(r) => {
-            endpoint("request_response.client", &r.client)?;
-            endpoint("request_response.server", &r.server)?;
-            if r.client == r.server {
-                return err("workload.request_response.server", "client and server must be different hosts");
-            }
-            if !connected(&r.client, &r.server) {
-                return err(
-                    "workload.request_response.server",
-                    format!("\"{}\" and \"{}\" share no link", r.client, r.server),
-                );
-            }
+            pair_ok("request_response", ("client", &r.client), ("server", &r.server))?;
             for (field, size) in [("request", r.request), ("response", r.response)] {
                 if !(1..=MAX_BUFFER).contains(&size.0) {
                     return err(
@@ -262,14 +245,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             }
         }
         WorkloadConfig::Netpipe(n) => {
-            endpoint("netpipe.client", &n.client)?;
-            endpoint("netpipe.server", &n.server)?;
-            if n.client == n.server {
-                return err("workload.netpipe.server", "client and server must be different hosts");
-            }
-            if !connected(&n.client, &n.server) {
-                return err("workload.netpipe.server", format!("\"{}\" and \"{}\" share no link", n.client, n.server));
-            }
+            pair_ok("netpipe", ("client", &n.client), ("server", &n.server))?;
             if !(1..=MAX_BUFFER).contains(&n.lower.0) {
                 return err("workload.netpipe.lower", format!("must be 1B to 1GiB, got {}", n.lower));
             }

@@ -161,6 +161,26 @@ impl Timed {
         self.memory_free_at
     }
 
+    /// When a DMA of a `len`-byte frame and its descriptor, started at `now`,
+    /// finishes: transmit fetches the descriptor and then the frame, receive
+    /// writes the frame and then the descriptor; the memory system and the
+    /// DMA engine's own rate bound it too.
+    fn dma(&mut self, now: Time, op: BusOp, len: u64) -> Time {
+        let desc = self.timing.nic.descriptor.0;
+        let (start, bus_done) = if op == BusOp::DeviceRead {
+            let fetched = self.bus.transfer(now, op, desc);
+            (fetched, self.bus.transfer(fetched, op, len))
+        } else {
+            let data = self.bus.transfer(now, op, len);
+            (now, self.bus.transfer(data, op, desc))
+        };
+        let mut done = bus_done.max(self.memory(start, len));
+        if let Some(rate) = self.timing.nic.dma_rate {
+            done = done.max(start + Dur(rate.ps_for_bits(len * 8).0));
+        }
+        done
+    }
+
     /// Frames the stack may emit now without overflowing the qdisc.
     fn credit(&self) -> usize {
         QDISC_LIMIT.saturating_sub(self.qdisc.len() + self.tx_jobs)
@@ -481,13 +501,7 @@ impl Sim {
             return;
         }
         let len = frame.bytes.len() as u64;
-        let desc = t.timing.nic.descriptor.0;
-        let fetched = t.bus.transfer(now, BusOp::DeviceRead, desc);
-        let mut done = t.bus.transfer(fetched, BusOp::DeviceRead, len);
-        done = done.max(t.memory(fetched, len));
-        if let Some(rate) = t.timing.nic.dma_rate {
-            done = done.max(fetched + Dur(rate.ps_for_bits(len * 8).0));
-        }
+        let done = t.dma(now, BusOp::DeviceRead, len);
         t.nic.tx_dma_busy = true;
         self.sched.at(done, Priority::WIRE, Event::NicTxDma(h));
     }
@@ -566,13 +580,7 @@ impl Sim {
         }
         let Some(frame) = t.nic.rx_fifo.front() else { return };
         let len = frame.len() as u64;
-        let desc = t.timing.nic.descriptor.0;
-        let data = t.bus.transfer(now, BusOp::DeviceWrite, len);
-        let mut done = t.bus.transfer(data, BusOp::DeviceWrite, desc);
-        done = done.max(t.memory(now, len));
-        if let Some(rate) = t.timing.nic.dma_rate {
-            done = done.max(now + Dur(rate.ps_for_bits(len * 8).0));
-        }
+        let done = t.dma(now, BusOp::DeviceWrite, len);
         t.nic.rx_posted -= 1;
         t.nic.rx_dma_busy = true;
         self.sched.at(done, Priority::WIRE, Event::NicRxDma(h));
