@@ -301,7 +301,7 @@ pub enum WorkloadConfig {
     /// UDP datagrams one way, as fast as possible or at a constant rate (netperf UDP_STREAM).
     UdpStream(UdpStreamConfig),
     /// UDP request/response, one at a time (netperf UDP_RR).
-    UdpRr(UdpRrConfig),
+    UdpRr(RrConfig),
 }
 
 /// A UDP stream.
@@ -358,28 +358,6 @@ fn default_datagram() -> Size {
 }
 fn default_linger() -> Duration {
     Duration(1_000_000_000)
-}
-
-/// UDP request/response.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct UdpRrConfig {
-    /// Host sending requests.
-    pub client: String,
-    /// Host answering them.
-    pub server: String,
-    /// Request size.
-    #[serde(default = "one_byte")]
-    pub request: Size,
-    /// Response size.
-    #[serde(default = "one_byte")]
-    pub response: Size,
-    /// Number of transactions.
-    #[serde(default = "default_transactions")]
-    pub transactions: u64,
-    /// Server's UDP port.
-    #[serde(default = "default_port")]
-    pub port: u16,
 }
 
 /// NetPIPE (`NPtcp`) options.
@@ -458,7 +436,7 @@ fn default_port() -> u16 {
     5001
 }
 
-/// A request/response exchange over one TCP connection.
+/// A request/response exchange (over one TCP connection, or UDP datagrams).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RrConfig {
@@ -475,7 +453,7 @@ pub struct RrConfig {
     /// Number of transactions.
     #[serde(default = "default_transactions")]
     pub transactions: u64,
-    /// Server's TCP port.
+    /// Server's port.
     #[serde(default = "default_port")]
     pub port: u16,
 }
