@@ -83,6 +83,8 @@ pub struct Summary {
     pub mean_latency_s: Option<f64>,
     /// Median round-trip time, seconds.
     pub p50_latency_s: Option<f64>,
+    /// 90th-percentile round-trip time, seconds.
+    pub p90_latency_s: Option<f64>,
     /// 99th-percentile round-trip time, seconds.
     pub p99_latency_s: Option<f64>,
     /// Simulation events executed.
@@ -232,7 +234,7 @@ fn progress(sim: &Sim) -> String {
 fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec<String>) -> Report {
     let mut flows = Vec::new();
     let (mut duration, mut ceiling) = (Dur::ZERO, None);
-    let (mut transactions, mut rate, mut mean, mut p50, mut p99) = (None, None, None, None, None);
+    let mut rr = RrStats::default();
     let (mut netpipe, mut latency, mut peak) = (None, None, None);
     let (mut send_bps, mut datagrams_sent, mut datagrams_received) = (None, None, None);
     match &s.workload {
@@ -255,14 +257,21 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
             if let App::RrClient(client) = &sim.apps[host(sim, &r.client)] {
                 let first = client.first.expect("started");
                 duration = client.last.expect("finished").since(first);
-                (transactions, rate, mean, p50, p99) = rr_stats(&client.latencies, duration);
+                rr = rr_stats(&client.latencies, duration);
+            }
+        }
+        WorkloadConfig::TcpCrr(r) => {
+            if let App::CrrClient(client) = &sim.apps[host(sim, &r.client)] {
+                let first = client.first.expect("started");
+                duration = client.last.expect("finished").since(first);
+                rr = rr_stats(&client.latencies, duration);
             }
         }
         WorkloadConfig::UdpRr(r) => {
             if let App::UdpRr(client) = &sim.apps[host(sim, &r.client)] {
                 let first = client.first.expect("started");
                 duration = client.last.expect("finished").since(first);
-                (transactions, rate, mean, p50, p99) = rr_stats(&client.latencies, duration);
+                rr = rr_stats(&client.latencies, duration);
             }
         }
         WorkloadConfig::UdpStream(u) => {
@@ -334,11 +343,12 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
         data_segments: sim.links.iter().flat_map(|l| l.monitors.iter()).map(|m| m.data_segments).sum(),
         ceiling_bps: ceiling,
         verified: true,
-        transactions,
-        transaction_rate: rate,
-        mean_latency_s: mean,
-        p50_latency_s: p50,
-        p99_latency_s: p99,
+        transactions: rr.transactions,
+        transaction_rate: rr.rate,
+        mean_latency_s: rr.mean,
+        p50_latency_s: rr.p50,
+        p90_latency_s: rr.p90,
+        p99_latency_s: rr.p99,
         events: sim.events(),
     };
     let mut workload = serde_json::to_value(&s.workload).expect("serialisable");
@@ -383,21 +393,34 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
     }
 }
 
-/// Transactions, rate, mean, median and 99th-percentile latency (s) of a
-/// request/response run that took `duration`.
-#[allow(clippy::type_complexity)]
-fn rr_stats(latencies: &[u64], duration: Dur) -> (Option<u64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
+/// Transactions, rate and latency statistics (s) of a request/response run.
+#[derive(Debug, Default)]
+struct RrStats {
+    transactions: Option<u64>,
+    rate: Option<f64>,
+    mean: Option<f64>,
+    p50: Option<f64>,
+    p90: Option<f64>,
+    p99: Option<f64>,
+}
+
+/// The statistics of a request/response run that took `duration`;
+/// percentile `q` is the smallest latency with at least `q` of them at or
+/// below it (nearest rank).
+fn rr_stats(latencies: &[u64], duration: Dur) -> RrStats {
     let mut lat = latencies.to_vec();
     lat.sort_unstable();
     let secs = |ps: u64| ps as f64 / 1e12;
     let n = lat.len();
-    (
-        Some(n as u64),
-        Some(n as f64 / duration.as_secs_f64().max(1e-18)),
-        Some(secs(lat.iter().sum::<u64>()) / n as f64),
-        Some(secs(lat[(n - 1) / 2])),
-        Some(secs(lat[((n as f64 * 0.99).ceil() as usize).clamp(1, n) - 1])),
-    )
+    let rank = |q: f64| secs(lat[((n as f64 * q).ceil() as usize).clamp(1, n) - 1]);
+    RrStats {
+        transactions: Some(n as u64),
+        rate: Some(n as f64 / duration.as_secs_f64().max(1e-18)),
+        mean: Some(secs(lat.iter().sum::<u64>()) / n as f64),
+        p50: Some(secs(lat[(n - 1) / 2])),
+        p90: Some(rank(0.9)),
+        p99: Some(rank(0.99)),
+    }
 }
 
 fn host(sim: &Sim, name: &str) -> usize {

@@ -302,6 +302,9 @@ pub enum WorkloadConfig {
     UdpStream(UdpStreamConfig),
     /// UDP request/response, one at a time (netperf UDP_RR).
     UdpRr(RrConfig),
+    /// TCP connect, request, response, close, repeated: a new connection per
+    /// transaction (netperf TCP_CRR).
+    TcpCrr(RrConfig),
 }
 
 /// A UDP stream.

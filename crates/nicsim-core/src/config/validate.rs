@@ -182,21 +182,19 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                 return err("workload.bulk.port", "must be 1 to 65535");
             }
         }
-        WorkloadConfig::RequestResponse(r) => {
-            pair_ok("request_response", ("client", &r.client), ("server", &r.server))?;
+        WorkloadConfig::RequestResponse(r) | WorkloadConfig::TcpCrr(r) => {
+            let kind = if matches!(s.workload, WorkloadConfig::TcpCrr(_)) { "tcp_crr" } else { "request_response" };
+            pair_ok(kind, ("client", &r.client), ("server", &r.server))?;
             for (field, size) in [("request", r.request), ("response", r.response)] {
                 if !(1..=MAX_BUFFER).contains(&size.0) {
-                    return err(
-                        format!("workload.request_response.{field}"),
-                        format!("must be 1B to 1GiB, got {size}"),
-                    );
+                    return err(format!("workload.{kind}.{field}"), format!("must be 1B to 1GiB, got {size}"));
                 }
             }
             if r.transactions == 0 {
-                return err("workload.request_response.transactions", "must be at least 1");
+                return err(format!("workload.{kind}.transactions"), "must be at least 1");
             }
             if r.port == 0 {
-                return err("workload.request_response.port", "must be 1 to 65535");
+                return err(format!("workload.{kind}.port"), "must be 1 to 65535");
             }
         }
         WorkloadConfig::UdpStream(u) => {

@@ -337,6 +337,7 @@ impl Sim {
                 crate::workload::Op::Write { .. } | crate::workload::Op::SendTo { .. } => 0.0,
                 crate::workload::Op::Read { .. } | crate::workload::Op::RecvFrom { .. } => 1.0,
                 crate::workload::Op::Close { .. } => 2.0,
+                crate::workload::Op::Connect { .. } => 3.0,
             };
             let fields = [("op", kind), ("bytes", op.bytes() as f64)];
             self.probes.emit(observer::CALL, now, &self.hosts[h].name, &fields);

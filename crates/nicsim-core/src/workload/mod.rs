@@ -14,6 +14,7 @@
 //! and length: `nicsim_core::api::pattern_bytes` regenerates it, e.g. to
 //! compare with what tshark reassembles from a trace.
 
+pub mod crr;
 pub mod netpipe;
 pub mod pattern;
 pub mod udp;
@@ -91,6 +92,11 @@ pub enum Op {
         /// Bytes copied out of the socket.
         bytes: u64,
     },
+    /// Open a TCP connection (an active open from a fresh port).
+    Connect {
+        /// Socket connecting.
+        sock: SocketHandle,
+    },
     /// Close the sending side.
     Close {
         /// Socket closed.
@@ -120,7 +126,7 @@ impl Op {
             | Op::Read { bytes, .. }
             | Op::SendTo { bytes, .. }
             | Op::RecvFrom { bytes, .. } => bytes,
-            Op::Close { .. } => 0,
+            Op::Close { .. } | Op::Connect { .. } => 0,
         }
     }
 }
@@ -213,6 +219,10 @@ pub enum App {
     UdpRx(udp::UdpReceiver),
     /// UDP request/response client or server.
     UdpRr(udp::UdpRrEnd),
+    /// TCP_CRR client (a connection per transaction).
+    CrrClient(crr::CrrClient),
+    /// TCP_CRR server.
+    CrrServer(crr::CrrServer),
 }
 
 fn host_index(hosts: &[Host], name: &str) -> usize {
@@ -317,6 +327,15 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
             apps[c] = App::UdpRr(client);
             apps[s] = App::UdpRr(server);
         }
+        WorkloadConfig::TcpCrr(r) => {
+            let (c, s) = (host_index(hosts, &r.client), host_index(hosts, &r.server));
+            let listen = hosts[s].add_tcp_socket();
+            hosts[s].sockets.get_mut::<tcp::Socket>(listen).listen(r.port).expect("fresh socket listens");
+            let at = IpEndpoint::new(IpAddress::Ipv4(hosts[s].ip), r.port);
+            let (client, server) = crr::pair(listen, at, seed, r.request.0, r.response.0, r.transactions);
+            apps[c] = App::CrrClient(client);
+            apps[s] = App::CrrServer(server);
+        }
         WorkloadConfig::Netpipe(n) => {
             let (c, s) = (host_index(hosts, &n.client), host_index(hosts, &n.server));
             let (active, listen) = open(hosts, c, s, n.port);
@@ -409,6 +428,8 @@ impl App {
             App::UdpTx(s) => s.next_op(now, host),
             App::UdpRx(r) => r.next_op(host),
             App::UdpRr(e) => e.next_op(now, host),
+            App::CrrClient(c) => c.next_op(now, host),
+            App::CrrServer(s) => s.next_op(host),
             App::RrServer(s) => {
                 let sock = host.sockets.get::<tcp::Socket>(s.sock);
                 if s.closed {
@@ -440,11 +461,15 @@ impl App {
             App::UdpTx(s) => return s.perform(now, host),
             App::UdpRx(r) => return r.perform(now, host),
             App::UdpRr(e) => return e.perform(op, now, host),
+            App::CrrClient(c) => return c.perform(op, now, host),
+            App::CrrServer(s) => return s.perform(op, host),
             _ => {}
         }
         let sock = match op {
             Op::Write { sock, .. } | Op::Read { sock, .. } | Op::Close { sock } => sock,
-            Op::SendTo { .. } | Op::RecvFrom { .. } => unreachable!("UDP calls are made by UDP applications"),
+            Op::SendTo { .. } | Op::RecvFrom { .. } | Op::Connect { .. } => {
+                unreachable!("UDP calls and connects are made by other applications")
+            }
         };
         let sock = host.sockets.get_mut::<tcp::Socket>(sock);
         match (self, op) {
@@ -497,6 +522,8 @@ impl App {
         match self {
             App::RrClient(c) => Some(c.completed),
             App::RrServer(s) => Some(s.sent / s.response),
+            App::CrrClient(c) => Some(c.current_msg()),
+            App::CrrServer(s) => Some(s.current_msg()),
             _ => None,
         }
     }
@@ -514,7 +541,10 @@ impl App {
     /// Whether this application has finished its part at `now`.
     pub fn is_done(&self, now: Time) -> bool {
         match self {
-            App::Idle | App::BulkTx(_) | App::RrServer(_) | App::NpServer(_) | App::UdpTx(_) => true,
+            App::Idle | App::BulkTx(_) | App::RrServer(_) | App::NpServer(_) | App::UdpTx(_) | App::CrrServer(_) => {
+                true
+            }
+            App::CrrClient(c) => c.is_done(),
             App::UdpRx(r) => r.is_done(now),
             App::UdpRr(e) => e.is_done(),
             App::NpClient(c) => c.is_done(),
@@ -533,6 +563,8 @@ impl App {
             App::NpServer(s) => vec![s.check_report(peer, me)],
             App::UdpRx(r) => vec![r.report(peer, me)],
             App::UdpRr(e) => vec![e.report(peer, me)],
+            App::CrrClient(c) => vec![c.report(peer, me)],
+            App::CrrServer(s) => vec![s.report(peer, me)],
             App::Idle | App::BulkTx(_) | App::UdpTx(_) => Vec::new(),
         }
     }

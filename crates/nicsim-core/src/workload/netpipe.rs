@@ -294,7 +294,7 @@ impl NpClient {
                 sock.close();
                 self.closed = true;
             }
-            Op::SendTo { .. } | Op::RecvFrom { .. } => unreachable!("NetPIPE runs over TCP"),
+            Op::SendTo { .. } | Op::RecvFrom { .. } | Op::Connect { .. } => unreachable!("NetPIPE makes no {op:?}"),
         }
         Ok(())
     }
@@ -420,7 +420,7 @@ impl NpServer {
                 sock.close();
                 self.closed = true;
             }
-            Op::SendTo { .. } | Op::RecvFrom { .. } => unreachable!("NetPIPE runs over TCP"),
+            Op::SendTo { .. } | Op::RecvFrom { .. } | Op::Connect { .. } => unreachable!("NetPIPE makes no {op:?}"),
         }
         Ok(())
     }

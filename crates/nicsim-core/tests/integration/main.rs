@@ -6,3 +6,4 @@ mod ideal;
 mod netpipe;
 mod timing;
 mod udp;
+mod netperf;
