@@ -3,7 +3,7 @@
 //! bus and NIC models).
 
 mod ideal;
+mod netperf;
 mod netpipe;
 mod timing;
 mod udp;
-mod netperf;
