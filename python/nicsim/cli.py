@@ -315,6 +315,10 @@ def _summary_table(result: Result, wall_s: float) -> Table:
     if goodput is not None and ceiling:
         share = 100 * goodput / ceiling
         row("of ceiling", f"{share:.2f} % of the {_mbps(ceiling)} Ethernet ceiling")
+    if s.get("jain_fairness") is not None:
+        flows = result.bulk_flows_table()
+        low, high = flows["goodput_bps"].min(), flows["goodput_bps"].max()
+        row("flows", f"{len(flows)}: {_mbps(low)} to {_mbps(high)} each, Jain fairness {s['jain_fairness']:.4f}")
     row("payload", _count(s.get("payload_bytes"), "B"))
     row("duration", _seconds(s.get("duration_s")))
     row("simulated time", _seconds(s.get("sim_time_s")))

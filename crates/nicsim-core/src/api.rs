@@ -89,6 +89,24 @@ pub struct Summary {
     pub p99_latency_s: Option<f64>,
     /// Simulation events executed.
     pub events: u64,
+    /// Bulk transfers with several flows: Jain's fairness index of their
+    /// goodputs, (Σx)² / (n · Σx²), 1 when all are equal, 1/n at worst.
+    pub jain_fairness: Option<f64>,
+}
+
+/// One flow of a bulk transfer.
+#[derive(Debug, Clone, Serialize)]
+pub struct BulkFlowRow {
+    /// Flow index (also its pattern stream; its receiver port is `port` + index).
+    pub flow: u32,
+    /// Bytes delivered and verified.
+    pub bytes: u64,
+    /// When its connection was established, seconds.
+    pub start_s: f64,
+    /// When its last byte reached the application, seconds.
+    pub end_s: f64,
+    /// bytes × 8 / (end − start).
+    pub goodput_bps: f64,
 }
 
 /// One direction of one link.
@@ -140,6 +158,8 @@ pub struct Report {
     pub hosts: Vec<HostRow>,
     /// Every checked byte stream.
     pub flows: Vec<FlowReport>,
+    /// Per-flow goodput of a bulk transfer with several flows.
+    pub bulk_flows: Option<Vec<BulkFlowRow>>,
     /// NetPIPE's measurements, one per block size (NetPIPE workloads).
     pub netpipe: Option<Vec<crate::workload::netpipe::NetpipePoint>>,
     /// Trace files written (names inside the pcap directory).
@@ -235,14 +255,33 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
     let mut flows = Vec::new();
     let (mut duration, mut ceiling) = (Dur::ZERO, None);
     let mut rr = RrStats::default();
+    let (mut jain, mut bulk_flows) = (None, None);
     let (mut netpipe, mut latency, mut peak) = (None, None, None);
     let (mut send_bps, mut datagrams_sent, mut datagrams_received) = (None, None, None);
     match &s.workload {
         WorkloadConfig::Bulk(b) => {
             let (tx, rx) = (host(sim, &b.from), host(sim, &b.to));
-            if let (App::BulkTx(snd), App::BulkRx(rcv)) = (&sim.apps[tx], &sim.apps[rx]) {
-                let start = snd.started.expect("a finished transfer started");
-                duration = rcv.last_byte.expect("a finished transfer delivered").since(start);
+            let (senders, receivers) = (members(&sim.apps[tx]), members(&sim.apps[rx]));
+            let mut rows = Vec::new();
+            let (mut first, mut last) = (Time(u64::MAX), Time::ZERO);
+            for (i, (snd, rcv)) in senders.iter().zip(&receivers).enumerate() {
+                if let (App::BulkTx(snd), App::BulkRx(rcv)) = (snd, rcv) {
+                    let start = snd.started.expect("a finished transfer started");
+                    let end = rcv.last_byte.expect("a finished transfer delivered");
+                    (first, last) = (first.min(start), last.max(end));
+                    let bytes = rcv.received();
+                    let secs = end.since(start).as_secs_f64();
+                    let goodput_bps = if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
+                    let (start_s, end_s) = (start.as_secs_f64(), end.as_secs_f64());
+                    rows.push(BulkFlowRow { flow: i as u32, bytes, start_s, end_s, goodput_bps });
+                }
+            }
+            duration = last.since(first.min(last));
+            if rows.len() > 1 {
+                let sum: f64 = rows.iter().map(|r| r.goodput_bps).sum();
+                let squares: f64 = rows.iter().map(|r| r.goodput_bps * r.goodput_bps).sum();
+                jain = Some(if squares > 0.0 { sum * sum / (rows.len() as f64 * squares) } else { 1.0 });
+                bulk_flows = Some(rows);
             }
             let link = &s.links[sim_link(s, &b.from)];
             let ip_mtu = |h: usize| match s.hosts[h].tcp.mss {
@@ -350,6 +389,7 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
         p90_latency_s: rr.p90,
         p99_latency_s: rr.p99,
         events: sim.events(),
+        jain_fairness: jain,
     };
     let mut workload = serde_json::to_value(&s.workload).expect("serialisable");
     if let serde_json::Value::Object(map) = &mut workload {
@@ -385,6 +425,7 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
             })
             .collect(),
         flows,
+        bulk_flows,
         netpipe,
         pcaps: pcaps
             .iter()
@@ -420,6 +461,14 @@ fn rr_stats(latencies: &[u64], duration: Dur) -> RrStats {
         p50: Some(secs(lat[(n - 1) / 2])),
         p90: Some(rank(0.9)),
         p99: Some(rank(0.99)),
+    }
+}
+
+/// The applications of a host: its members if several, else itself.
+fn members(app: &App) -> Vec<&App> {
+    match app {
+        App::Multi(m) => m.members.iter().collect(),
+        one => vec![one],
     }
 }
 

@@ -427,9 +427,17 @@ pub struct BulkConfig {
     /// Bytes handed to the socket per write call.
     #[serde(default = "default_write_size")]
     pub write_size: Size,
-    /// Receiver's TCP port.
+    /// Receiver's TCP port (flow `i` uses `port + i`).
     #[serde(default = "default_port")]
     pub port: u16,
+    /// Concurrent TCP connections from `from` to `to` (1 to 1024); each
+    /// sends `bytes` (or for `duration`) and is checked on its own.
+    #[serde(default = "one_flow")]
+    pub flows: u32,
+}
+
+fn one_flow() -> u32 {
+    1
 }
 
 fn default_write_size() -> Size {

@@ -14,6 +14,8 @@ const MAX_BUFFER: u64 = 1 << 30; // the largest window TCP window scaling can ex
 const MIN_BUFFER: u64 = 1024;
 /// Frames one 64 KiB TSO segment can become at the smallest MSS (536 B).
 const MAX_TSO_SEGMENTS: u32 = 123;
+/// Most concurrent bulk flows (each holds two socket buffers per host).
+const MAX_FLOWS: u32 = 1024;
 
 fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError::new(path, reason))
@@ -180,6 +182,19 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             }
             if b.port == 0 {
                 return err("workload.bulk.port", "must be 1 to 65535");
+            }
+            if !(1..=MAX_FLOWS).contains(&b.flows) {
+                return err("workload.bulk.flows", format!("must be 1 to {MAX_FLOWS}, got {}", b.flows));
+            }
+            if u32::from(b.port) + b.flows - 1 > 65_535 {
+                return err(
+                    "workload.bulk.flows",
+                    format!(
+                        "flow {} would need port {} (port + flow index), above 65535",
+                        b.flows - 1,
+                        u32::from(b.port) + b.flows - 1
+                    ),
+                );
             }
         }
         WorkloadConfig::RequestResponse(r) | WorkloadConfig::TcpCrr(r) => {

@@ -3,9 +3,10 @@
 //! system calls. The host decides when a call runs and what it costs (an
 //! ideal host: at once and for free), then [`App::perform`] carries it out.
 //!
-//! * **bulk** — one TCP connection; the sender writes a seeded byte pattern
-//!   (a byte count, or for a duration) and closes; the receiver checks every
-//!   byte against the pattern.
+//! * **bulk** — one TCP connection (or `flows` of them, see [`Multi`]); the
+//!   sender writes a seeded byte pattern (a byte count, or for a duration)
+//!   and closes; the receiver checks every byte against the pattern.
+//! * **tcp_crr** — a new connection per request/response ([`crr`]).
 //! * **request_response** — one TCP connection; the client writes a request,
 //!   waits for the whole response, and repeats; both directions are checked.
 //!
@@ -165,6 +166,13 @@ pub struct BulkReceiver {
     pub done: bool,
 }
 
+impl BulkReceiver {
+    /// Bytes received and verified.
+    pub fn received(&self) -> u64 {
+        self.check.received
+    }
+}
+
 /// Client side of request/response.
 pub struct RrClient {
     sock: SocketHandle,
@@ -223,6 +231,27 @@ pub enum App {
     CrrClient(crr::CrrClient),
     /// TCP_CRR server.
     CrrServer(crr::CrrServer),
+    /// Several applications on one host (concurrent flows).
+    Multi(Multi),
+}
+
+/// Several applications on one host, each on its own sockets. Like one
+/// process serving many sockets, the host makes one socket call at a time,
+/// offering the next call to the members in turn (round robin).
+pub struct Multi {
+    /// The applications, in flow order.
+    pub members: Vec<App>,
+    /// Member asked first for the next call.
+    next: usize,
+    /// Member whose call was chosen last (it performs it).
+    last: usize,
+}
+
+impl Multi {
+    /// Members taking turns.
+    pub fn new(members: Vec<App>) -> Multi {
+        Multi { members, next: 0, last: 0 }
+    }
 }
 
 fn host_index(hosts: &[Host], name: &str) -> usize {
@@ -230,13 +259,25 @@ fn host_index(hosts: &[Host], name: &str) -> usize {
 }
 
 fn open(hosts: &mut [Host], client: usize, server: usize, port: u16) -> (SocketHandle, SocketHandle) {
+    open_from(hosts, client, server, port, EPHEMERAL_PORT)
+}
+
+/// A listening socket on `server`'s `port` and a socket on `client`
+/// connecting to it from `local_port`.
+fn open_from(
+    hosts: &mut [Host],
+    client: usize,
+    server: usize,
+    port: u16,
+    local_port: u16,
+) -> (SocketHandle, SocketHandle) {
     let listen = hosts[server].add_tcp_socket();
     hosts[server].sockets.get_mut::<tcp::Socket>(listen).listen(port).expect("fresh socket listens");
     let remote = (IpAddress::Ipv4(hosts[server].ip), port);
     let h = &mut hosts[client];
     let active = h.add_tcp_socket();
     let sock = h.sockets.get_mut::<tcp::Socket>(active);
-    sock.connect(h.iface.context(), remote, EPHEMERAL_PORT).expect("fresh socket connects");
+    sock.connect(h.iface.context(), remote, local_port).expect("fresh socket connects");
     (active, listen)
 }
 
@@ -254,27 +295,35 @@ fn open_udp(hosts: &mut [Host], client: usize, server: usize, port: u16) -> (Soc
 pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> {
     let mut apps: Vec<App> = hosts.iter().map(|_| App::Idle).collect();
     match cfg {
-        WorkloadConfig::Bulk(BulkConfig { from, to, bytes, duration, write_size, port }) => {
+        WorkloadConfig::Bulk(BulkConfig { from, to, bytes, duration, write_size, port, flows }) => {
             let (tx, rx) = (host_index(hosts, from), host_index(hosts, to));
-            let (active, listen) = open(hosts, tx, rx, *port);
-            apps[tx] = App::BulkTx(BulkSender {
-                sock: active,
-                pattern: Pattern::new(seed, 0),
-                total: bytes.map(|b| b.0),
-                duration: duration.map(|d| d.dur()),
-                chunk: write_size.0,
-                sent: 0,
-                closed: false,
-                started: None,
-            });
-            apps[rx] = App::BulkRx(BulkReceiver {
-                sock: listen,
-                check: Checker::new(seed, 0),
-                total: bytes.map(|b| b.0),
-                chunk: write_size.0,
-                last_byte: None,
-                done: false,
-            });
+            let (mut senders, mut receivers) = (Vec::new(), Vec::new());
+            for i in 0..*flows {
+                // Flow i: pattern stream i, receiver port `port + i`, sender port 49152 + i.
+                let (port, local) = (port + i as u16, EPHEMERAL_PORT.wrapping_add(i as u16));
+                let (active, listen) = open_from(hosts, tx, rx, port, local);
+                senders.push(App::BulkTx(BulkSender {
+                    sock: active,
+                    pattern: Pattern::new(seed, u64::from(i)),
+                    total: bytes.map(|b| b.0),
+                    duration: duration.map(|d| d.dur()),
+                    chunk: write_size.0,
+                    sent: 0,
+                    closed: false,
+                    started: None,
+                }));
+                receivers.push(App::BulkRx(BulkReceiver {
+                    sock: listen,
+                    check: Checker::new(seed, u64::from(i)),
+                    total: bytes.map(|b| b.0),
+                    chunk: write_size.0,
+                    last_byte: None,
+                    done: false,
+                }));
+            }
+            let one = |mut v: Vec<App>| if v.len() == 1 { v.pop().expect("one") } else { App::Multi(Multi::new(v)) };
+            apps[tx] = one(senders);
+            apps[rx] = one(receivers);
         }
         WorkloadConfig::RequestResponse(RrConfig { client, server, request, response, transactions, port }) => {
             let (c, s) = (host_index(hosts, client), host_index(hosts, server));
@@ -430,6 +479,17 @@ impl App {
             App::UdpRr(e) => e.next_op(now, host),
             App::CrrClient(c) => c.next_op(now, host),
             App::CrrServer(s) => s.next_op(host),
+            App::Multi(m) => {
+                let n = m.members.len();
+                for k in 0..n {
+                    let i = (m.next + k) % n;
+                    if let Some(op) = m.members[i].next_op(now, host) {
+                        (m.last, m.next) = (i, (i + 1) % n);
+                        return Some(op);
+                    }
+                }
+                None
+            }
             App::RrServer(s) => {
                 let sock = host.sockets.get::<tcp::Socket>(s.sock);
                 if s.closed {
@@ -463,6 +523,7 @@ impl App {
             App::UdpRr(e) => return e.perform(op, now, host),
             App::CrrClient(c) => return c.perform(op, now, host),
             App::CrrServer(s) => return s.perform(op, host),
+            App::Multi(m) => return m.members[m.last].perform(op, now, host),
             _ => {}
         }
         let sock = match op {
@@ -524,6 +585,7 @@ impl App {
             App::RrServer(s) => Some(s.sent / s.response),
             App::CrrClient(c) => Some(c.current_msg()),
             App::CrrServer(s) => Some(s.current_msg()),
+            App::Multi(m) => m.members.iter().find_map(App::current_msg),
             _ => None,
         }
     }
@@ -534,6 +596,7 @@ impl App {
         match self {
             App::UdpTx(s) => s.wake_at(),
             App::UdpRx(r) => r.wake_at(),
+            App::Multi(m) => m.members.iter().filter_map(App::wake_at).min(),
             _ => None,
         }
     }
@@ -545,6 +608,7 @@ impl App {
                 true
             }
             App::CrrClient(c) => c.is_done(),
+            App::Multi(m) => m.members.iter().all(|a| a.is_done(now)),
             App::UdpRx(r) => r.is_done(now),
             App::UdpRr(e) => e.is_done(),
             App::NpClient(c) => c.is_done(),
@@ -565,6 +629,7 @@ impl App {
             App::UdpRr(e) => vec![e.report(peer, me)],
             App::CrrClient(c) => vec![c.report(peer, me)],
             App::CrrServer(s) => vec![s.report(peer, me)],
+            App::Multi(m) => m.members.iter().flat_map(|a| a.flows(peer, me)).collect(),
             App::Idle | App::BulkTx(_) | App::UdpTx(_) => Vec::new(),
         }
     }

@@ -2,6 +2,7 @@
 //! integrity, determinism, scenario errors) and timed hosts (CPU, memory,
 //! bus and NIC models).
 
+mod flows;
 mod ideal;
 mod netperf;
 mod netpipe;
