@@ -181,8 +181,10 @@ pub fn run_toml(text: &str, opts: &RunOptions) -> Result<Report, Error> {
 
 /// Parse and validate a scenario; return it fully resolved (defaults filled
 /// in, units canonical) as JSON.
-pub fn resolve_toml(text: &str, _source: &str) -> Result<String, Error> {
-    let scenario = config::parse(text)?;
+pub fn resolve_toml(text: &str, source: &str) -> Result<String, Error> {
+    let mut scenario = config::parse(text)?;
+    // A pcap replay file must exist and parse.
+    crate::workload::replay::prepare(&mut scenario, source)?;
     Ok(serde_json::to_string_pretty(&scenario).expect("a scenario always serialises"))
 }
 
@@ -217,6 +219,14 @@ fn run_observed(
     observer: Option<Box<dyn Observer>>,
 ) -> Result<(Report, Option<Box<dyn Observer>>), Error> {
     let seed = opts.seed.unwrap_or(s.seed);
+    let mut loaded;
+    let s = if matches!(&s.workload, WorkloadConfig::PcapReplay(_)) {
+        loaded = s.clone();
+        crate::workload::replay::prepare(&mut loaded, &opts.source)?;
+        &loaded
+    } else {
+        s
+    };
     let mut sim = Sim::build(s, seed, opts.pcap_dir.as_deref())?;
     if let Some(o) = observer {
         sim.probes = Probes::new(o);
@@ -313,19 +323,18 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
                 rr = rr_stats(&client.latencies, duration);
             }
         }
-        WorkloadConfig::UdpStream(u) => {
+        WorkloadConfig::UdpStream(crate::config::UdpStreamConfig { from, to, .. })
+        | WorkloadConfig::PcapReplay(crate::config::PcapReplayConfig { from, to, .. }) => {
             // Receive rate over first send to last arrival; send rate over
             // first send to the sender's last datagram leaving its socket.
-            if let (App::UdpTx(sender), App::UdpRx(receiver)) =
-                (&sim.apps[host(sim, &u.from)], &sim.apps[host(sim, &u.to)])
-            {
+            if let (App::UdpTx(sender), App::UdpRx(receiver)) = (&sim.apps[host(sim, from)], &sim.apps[host(sim, to)]) {
                 let start = sender.started.expect("the stream started");
                 let sending = sender.finished_at().expect("the stream finished").since(start);
                 duration = receiver.last.map_or(sending, |t| t.since(start));
                 datagrams_sent = Some(sender.sent());
                 datagrams_received = Some(receiver.received);
                 if sending.ps() > 0 {
-                    send_bps = Some((sender.sent() * u.size.0) as f64 * 8.0 / sending.as_secs_f64());
+                    send_bps = Some(sender.sent_bytes() as f64 * 8.0 / sending.as_secs_f64());
                 }
             }
         }

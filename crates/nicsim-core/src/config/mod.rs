@@ -305,6 +305,32 @@ pub enum WorkloadConfig {
     /// TCP connect, request, response, close, repeated: a new connection per
     /// transaction (netperf TCP_CRR).
     TcpCrr(RrConfig),
+    /// A pcap file's frame sizes and timing replayed as UDP datagrams.
+    PcapReplay(PcapReplayConfig),
+}
+
+/// Replay of a pcap file as UDP traffic.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapReplayConfig {
+    /// Sending host.
+    pub from: String,
+    /// Receiving host.
+    pub to: String,
+    /// Classic pcap file (µs or ns timestamps, Ethernet or raw IP), relative to the scenario file.
+    pub file: String,
+    /// Replay at most this many records (default: all).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// How long the receiver waits for stragglers after the last datagram was sent.
+    #[serde(default = "default_linger")]
+    pub linger: Duration,
+    /// Receiver's UDP port.
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// Send times and sizes read from `file` before the run.
+    #[serde(skip)]
+    pub schedule: Option<std::sync::Arc<crate::workload::replay::Schedule>>,
 }
 
 /// A UDP stream.

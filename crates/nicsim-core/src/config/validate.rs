@@ -243,6 +243,18 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                 return err("workload.udp_stream.port", "must be 1 to 65535");
             }
         }
+        WorkloadConfig::PcapReplay(p) => {
+            pair_ok("pcap_replay", ("from", &p.from), ("to", &p.to))?;
+            if p.file.is_empty() {
+                return err("workload.pcap_replay.file", "must name a pcap file");
+            }
+            if p.limit == Some(0) {
+                return err("workload.pcap_replay.limit", "must be above zero");
+            }
+            if p.port == 0 {
+                return err("workload.pcap_replay.port", "must be 1 to 65535");
+            }
+        }
         WorkloadConfig::UdpRr(u) => {
             pair_ok("udp_rr", ("client", &u.client), ("server", &u.server))?;
             for (field, size) in [("request", u.request), ("response", u.response)] {

@@ -111,6 +111,15 @@ impl Sim {
     /// Assemble a validated scenario. With `pcap_dir`, each link writes
     /// `link<i>-<a>-<b>.pcap` there.
     pub fn build(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Sim, Error> {
+        // A pcap replay file not loaded yet is read relative to the working directory.
+        let mut loaded;
+        let s = if matches!(&s.workload, crate::config::WorkloadConfig::PcapReplay(p) if p.schedule.is_none()) {
+            loaded = s.clone();
+            crate::workload::replay::prepare(&mut loaded, "")?;
+            &loaded
+        } else {
+            s
+        };
         let index = |name: &str| s.hosts.iter().position(|h| h.name == name).expect("validated");
         let mut ports = vec![Port { link: usize::MAX, end: 0 }; s.hosts.len()];
         let mut mtus = vec![0usize; s.hosts.len()];

@@ -18,6 +18,7 @@
 pub mod crr;
 pub mod netpipe;
 pub mod pattern;
+pub mod replay;
 pub mod udp;
 
 use smoltcp::iface::SocketHandle;
@@ -364,6 +365,24 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
                 poisson: u.arrivals == crate::config::Arrivals::Poisson,
                 bursts: u.on.zip(u.off).map(|(on, off)| (on.dur(), off.dur())),
                 linger: u.linger.dur(),
+                replay: None,
+            };
+            let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);
+            apps[tx] = App::UdpTx(Box::new(sender));
+            apps[rx] = App::UdpRx(receiver);
+        }
+        WorkloadConfig::PcapReplay(p) => {
+            let (tx, rx) = (host_index(hosts, &p.from), host_index(hosts, &p.to));
+            let (a, b, peer) = open_udp(hosts, tx, rx, p.port);
+            let opts = udp::StreamOptions {
+                size: replay::MIN_PAYLOAD,
+                count: None,
+                duration: None,
+                rate: None,
+                poisson: false,
+                bursts: None,
+                linger: p.linger.dur(),
+                replay: Some(p.schedule.clone().expect("the replay file is loaded before the run")),
             };
             let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);
             apps[tx] = App::UdpTx(Box::new(sender));

@@ -6,5 +6,6 @@ mod flows;
 mod ideal;
 mod netperf;
 mod netpipe;
+mod replay;
 mod timing;
 mod udp;
