@@ -26,6 +26,8 @@ from rich.table import Table
 from rich.text import Text
 
 from . import __version__, netperf, plots
+from .progress import UNITS as PROGRESS_UNITS
+from .progress import ProgressBar
 from . import _core
 from ._core import ScenarioError, SimulationError
 from .api import profiles as builtin_profiles
@@ -70,14 +72,18 @@ for command in CAMPAIGN_COMMANDS:
 def run(scenario: Path, seed: int | None, pcap: Path | None, out: Path | None) -> None:
     """Run SCENARIO (a TOML file), print a summary and write result files."""
     started = time.perf_counter()
+    bar = _progress_bar(scenario)
     try:
-        result = run_scenario(scenario, seed=seed, pcap=pcap)
+        result = run_scenario(scenario, seed=seed, pcap=pcap, progress=bar)
     except ScenarioError as e:
+        bar.close()
         _fail(f"{scenario}: {e}", EXIT_BAD_INPUT)
     except UnicodeDecodeError as e:
         _fail(f"{scenario}: not UTF-8 text ({e.reason} at byte {e.start})", EXIT_BAD_INPUT)
     except (SimulationError, OSError) as e:
+        bar.close()
         _fail(str(e), EXIT_FAILED)
+    bar.close()
     wall_s = time.perf_counter() - started
 
     out_dir = out if out is not None else Path("results") / _file_name(result.name or scenario.stem)
@@ -228,12 +234,17 @@ def netperf_command(
         _fail(f"{scenario}: {e}", EXIT_BAD_INPUT)
     source = str(scenario) if scenario is not None else "<netperf>"
     started = time.perf_counter()
+    bar = ProgressBar(f"netperf {test}", PROGRESS_UNITS.get(netperf.TESTS[test], ""))
     try:
-        result = Result(_core.run_scenario(text, source, seed, None if pcap is None else str(pcap), None), pcap)
+        pcap_dir = None if pcap is None else str(pcap)
+        result = Result(_core.run_scenario(text, source, seed, pcap_dir, None, bar), pcap)
     except ScenarioError as e:
+        bar.close()
         _fail(f"{source}: {e}", EXIT_BAD_INPUT)
     except (SimulationError, OSError) as e:
+        bar.close()
         _fail(str(e), EXIT_FAILED)
+    bar.close()
     wall_s = time.perf_counter() - started
     row = netperf.omni_row(test, result, units)
     name = _file_name(f"{result.name or 'netperf'}-{test.lower()}")
@@ -281,6 +292,15 @@ def _netperf_table(test: str, result: Result, row: dict[str, Any], wall_s: float
     table.add_row("verified", "yes" if verified else "no")
     table.add_row("wall-clock time", f"{wall_s:.3f} s")
     return table
+
+
+def _progress_bar(scenario: Path) -> ProgressBar:
+    """A stderr progress line for a run of ``scenario`` (drawn only on a terminal)."""
+    try:
+        kind = next(iter(resolve(scenario).get("workload") or {}), "")
+    except Exception:  # the run itself reports a bad scenario
+        kind = ""
+    return ProgressBar(scenario.stem, PROGRESS_UNITS.get(kind, ""))
 
 
 def _fail(message: str, code: int) -> NoReturn:

@@ -198,7 +198,20 @@ pub fn pattern_bytes(seed: u64, stream: u64, offset: u64, length: usize) -> Vec<
 
 /// Run a validated scenario.
 pub fn run_scenario(s: &Scenario, opts: &RunOptions) -> Result<Report, Error> {
-    run_observed(s, opts, None).map(|(report, _)| report)
+    run_observed(s, opts, None, None).map(|(report, _)| report)
+}
+
+/// Parse, validate and run a scenario, calling `progress` now and then
+/// (every 65 536 events) with how far it has got, and feeding named events
+/// to `observer` if given. Neither changes the result.
+pub fn run_toml_progress(
+    text: &str,
+    opts: &RunOptions,
+    observer: Option<Box<dyn Observer>>,
+    progress: crate::sim::ProgressHook,
+) -> Result<(Report, Option<Box<dyn Observer>>), Error> {
+    let scenario = config::parse(text)?;
+    run_observed(&scenario, opts, observer, Some(progress))
 }
 
 /// Parse, validate and run a scenario, feeding named events to `observer`
@@ -209,7 +222,7 @@ pub fn run_toml_observed(
     observer: Box<dyn Observer>,
 ) -> Result<(Report, Box<dyn Observer>), Error> {
     let scenario = config::parse(text)?;
-    let (report, observer) = run_observed(&scenario, opts, Some(observer))?;
+    let (report, observer) = run_observed(&scenario, opts, Some(observer), None)?;
     Ok((report, observer.expect("the observer given is handed back")))
 }
 
@@ -217,6 +230,7 @@ fn run_observed(
     s: &Scenario,
     opts: &RunOptions,
     observer: Option<Box<dyn Observer>>,
+    on_progress: Option<crate::sim::ProgressHook>,
 ) -> Result<(Report, Option<Box<dyn Observer>>), Error> {
     let seed = opts.seed.unwrap_or(s.seed);
     let mut loaded;
@@ -231,6 +245,7 @@ fn run_observed(
     if let Some(o) = observer {
         sim.probes = Probes::new(o);
     }
+    sim.progress = on_progress;
     let max_prop = s.links.iter().map(|l| l.propagation.0).max().unwrap_or(0);
     let drain = Dur(1_000_000_000u64.max(8 * max_prop));
     sim.run(Time::ZERO + s.run.time_limit.dur(), drain)?;

@@ -87,6 +87,8 @@ pub struct Sim {
     pub seed: u64,
     /// User probes.
     pub probes: Probes,
+    /// Called every [`PROGRESS_EVERY`] events with how far the run has got.
+    pub progress: Option<ProgressHook>,
 }
 
 /// The hosts' configurations with the workload's own settings applied
@@ -103,6 +105,25 @@ fn workload_hosts(s: &Scenario) -> Vec<crate::config::HostConfig> {
     }
     hosts
 }
+
+/// How far a run has got, for progress displays. Reading it changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// Simulated time, seconds.
+    pub sim_time_s: f64,
+    /// Events executed.
+    pub events: u64,
+    /// Units of the workload done (NetPIPE block sizes, transactions, bytes, datagrams).
+    pub done: u64,
+    /// Units in all, when known.
+    pub total: Option<u64>,
+}
+
+/// A progress callback (see [`Sim::progress`]).
+pub type ProgressHook = Box<dyn FnMut(&Progress)>;
+
+/// Events between two progress reports.
+const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Safety bound on back-to-back stack/application rounds within one poll.
 const MAX_ROUNDS_PER_POLL: usize = 64;
@@ -183,6 +204,7 @@ impl Sim {
             finished_at: None,
             seed,
             probes: Probes::default(),
+            progress: None,
         };
         for h in 0..n {
             sim.request_poll(h, Time::ZERO);
@@ -213,12 +235,32 @@ impl Sim {
             if self.probes.stop_requested() {
                 return Err(Error::Simulation(format!("a probe stopped the run at {now}")));
             }
+            if self.progress.is_some() && self.sched.executed().is_multiple_of(PROGRESS_EVERY) {
+                self.report_progress(now);
+            }
             if self.finished_at.is_none() && self.apps.iter().all(|a| a.is_done(now)) {
                 self.finished_at = Some(now);
                 stop = stop.min(now + drain);
             }
         }
         Ok(())
+    }
+
+    /// How far the run has got at `now`.
+    pub fn progress_at(&self, now: Time) -> Progress {
+        let (mut done, mut total) = (0, Some(0));
+        for (d, t) in self.apps.iter().filter_map(|a| a.progress()) {
+            done += d;
+            total = total.zip(t).map(|(a, b)| a + b);
+        }
+        Progress { sim_time_s: now.as_secs_f64(), events: self.sched.executed(), done, total: total.filter(|&t| t > 0) }
+    }
+
+    fn report_progress(&mut self, now: Time) {
+        let info = self.progress_at(now);
+        if let Some(hook) = self.progress.as_mut() {
+            hook(&info);
+        }
     }
 
     fn dispatch(&mut self, now: Time, ev: Event) -> Result<(), Error> {

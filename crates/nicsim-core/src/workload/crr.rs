@@ -225,6 +225,11 @@ impl CrrClient {
         self.completed
     }
 
+    /// Transactions to make.
+    pub fn transactions(&self) -> u64 {
+        self.transactions
+    }
+
     /// Whether every transaction completed.
     pub fn is_done(&self) -> bool {
         self.completed == self.transactions

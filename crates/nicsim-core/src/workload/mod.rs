@@ -620,6 +620,27 @@ impl App {
         }
     }
 
+    /// Work done and work in all (when known), for progress displays;
+    /// `None` for applications that only serve or receive.
+    pub fn progress(&self) -> Option<(u64, Option<u64>)> {
+        match self {
+            App::NpClient(c) => Some(c.progress()),
+            App::RrClient(c) => Some((c.completed, Some(c.transactions))),
+            App::CrrClient(c) => Some((c.completed, Some(c.transactions()))),
+            App::UdpRr(e) => e.progress(),
+            App::BulkRx(r) => Some((r.check.received, r.total)),
+            App::UdpTx(s) => Some(s.progress()),
+            App::Multi(m) => {
+                let parts: Vec<_> = m.members.iter().filter_map(App::progress).collect();
+                (!parts.is_empty()).then(|| {
+                    let done = parts.iter().map(|p| p.0).sum();
+                    (done, parts.iter().map(|p| p.1).sum::<Option<u64>>())
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// Whether this application has finished its part at `now`.
     pub fn is_done(&self, now: Time) -> bool {
         match self {

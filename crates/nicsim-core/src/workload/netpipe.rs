@@ -360,6 +360,15 @@ impl NpClient {
         self.check.report(from, to)
     }
 
+    /// Block sizes measured, and in all when `upper` bounds the schedule.
+    pub fn progress(&self) -> (u64, Option<u64>) {
+        let total = (self.opts.upper < u64::MAX).then(|| {
+            let sizes = Schedule::new(self.opts.start, self.opts.upper, self.opts.perturbation).take(NSAMP - 3).count();
+            sizes as u64
+        });
+        (self.points.len() as u64, total)
+    }
+
     /// Whether the schedule is done.
     pub fn is_done(&self) -> bool {
         matches!(self.phase, Phase::Finished)

@@ -159,6 +159,11 @@ impl UdpSender {
         self.shared.sent.get()
     }
 
+    /// Datagrams sent and to send (when a count or a replay fixes it).
+    pub fn progress(&self) -> (u64, Option<u64>) {
+        (self.shared.sent.get(), self.count)
+    }
+
     /// Payload bytes sent so far.
     pub fn sent_bytes(&self) -> u64 {
         self.shared.sent_bytes.get()
@@ -419,6 +424,11 @@ impl UdpRrEnd {
             other => unreachable!("UDP request/response makes no {other:?}"),
         }
         Ok(())
+    }
+
+    /// Transactions done and to do (client only).
+    pub fn progress(&self) -> Option<(u64, Option<u64>)> {
+        self.client.then_some((self.completed, Some(self.transactions)))
     }
 
     /// Whether the client finished its transactions (the server is always done).

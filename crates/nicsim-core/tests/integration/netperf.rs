@@ -97,3 +97,20 @@ fn ephemeral_ports_wrap_around_cleanly() {
     assert_eq!(r.summary.transactions, Some(16500));
     assert_eq!(r.summary.retransmissions, 0, "a reused port is a new connection, not a retransmission");
 }
+
+#[test]
+fn a_progress_hook_sees_the_run_advance_and_changes_nothing() {
+    use std::sync::{Arc, Mutex};
+    let rr = "[workload.request_response]\nclient = \"a\"\nserver = \"b\"\ntransactions = 60000\n";
+    let text = two_hosts(GBE, "", rr);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let hook = Box::new(move |p: &nicsim_core::sim::Progress| sink.lock().unwrap().push(*p));
+    let (with, _) = nicsim_core::api::run_toml_progress(&text, &Default::default(), None, hook).unwrap();
+    assert_eq!(with.to_json(), run(&text).to_json(), "the hook only reads");
+    let seen = seen.lock().unwrap();
+    assert!(seen.len() >= 2, "{} reports", seen.len());
+    assert!(seen.iter().all(|p| p.total == Some(60000) && p.done <= 60000));
+    assert!(seen.windows(2).all(|w| w[0].done <= w[1].done && w[0].sim_time_s <= w[1].sim_time_s));
+    assert!(seen.last().unwrap().done > seen[0].done);
+}
