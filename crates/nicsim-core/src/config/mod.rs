@@ -409,6 +409,10 @@ pub struct NetpipeConfig {
     /// Stream mode (`-s`): blocks one way, time per block not halved.
     #[serde(default)]
     pub stream: bool,
+    /// Bidirectional mode (`-2`): both ends send a block at once, then
+    /// receive the other's; blocks are capped at the send buffer size.
+    #[serde(default)]
+    pub bidirectional: bool,
     /// Cache invalidation (`-I`): data always comes from main memory (timed hosts).
     #[serde(default)]
     pub invalidate_cache: bool,

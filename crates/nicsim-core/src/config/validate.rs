@@ -287,6 +287,12 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                     return err("workload.netpipe.buffer", format!("must be 1KiB to 1GiB, got {b}"));
                 }
             }
+            if n.bidirectional && n.stream {
+                return err(
+                    "workload.netpipe.bidirectional",
+                    "cannot be combined with stream mode (NetPIPE's -2 and -s)",
+                );
+            }
             if n.run_time.is_some_and(|t| t.0 == 0) {
                 return err("workload.netpipe.run_time", "must be above zero");
             }

@@ -410,7 +410,15 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
             // NPtcp sets TCP_NODELAY on both ends.
             hosts[c].sockets.get_mut::<tcp::Socket>(active).set_nagle_enabled(false);
             hosts[s].sockets.get_mut::<tcp::Socket>(listen).set_nagle_enabled(false);
-            let (client, server) = netpipe::pair(active, listen, seed, netpipe_options(n));
+            let mut opts = netpipe_options(n);
+            if n.bidirectional {
+                // NPtcp -2 caps the blocks at the socket buffer size: a block
+                // must fit the send buffer while the peer is sending too.
+                let cap = |h: &Host, s| h.sockets.get::<tcp::Socket>(s).send_capacity() as u64;
+                opts.upper = opts.upper.min(cap(&hosts[c], active)).min(cap(&hosts[s], listen));
+                opts.bidir = true;
+            }
+            let (client, server) = netpipe::pair(active, listen, seed, opts);
             apps[c] = App::NpClient(client);
             apps[s] = App::NpServer(server);
         }
@@ -426,6 +434,7 @@ fn netpipe_options(n: &NetpipeConfig) -> netpipe::Options {
         upper: n.upper.map_or(u64::MAX, |u| u.0),
         perturbation: n.perturbation,
         stream: n.stream,
+        bidir: false,
         run_time: n.run_time.map_or(crate::engine::Dur(run_time), |t| t.dur()),
         trials,
         stop_time: n.stop_time.dur(),
