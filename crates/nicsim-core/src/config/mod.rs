@@ -428,9 +428,24 @@ pub struct NetpipeConfig {
     /// Stop once a block takes longer than this (STOPTM).
     #[serde(default = "default_stop_time")]
     pub stop_time: Duration,
-    /// Server's TCP port.
+    /// Server's port.
     #[serde(default = "default_port")]
     pub port: u16,
+    /// Transport: `tcp` (NPtcp) or `udp` (each block as datagrams of at most
+    /// the IP MTU less 28 bytes; needs a link without impairments).
+    #[serde(default)]
+    pub transport: Transport,
+}
+
+/// The transport NetPIPE runs over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// TCP, as `NPtcp`.
+    #[default]
+    Tcp,
+    /// UDP datagrams.
+    Udp,
 }
 
 fn default_perturbation() -> u64 {

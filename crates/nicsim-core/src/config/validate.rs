@@ -287,6 +287,18 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                     return err("workload.netpipe.buffer", format!("must be 1KiB to 1GiB, got {b}"));
                 }
             }
+            if n.transport == crate::config::Transport::Udp {
+                let l = s.links.iter().position(|l| l.endpoints.contains(&n.client)).expect("checked above");
+                let imp = &s.links[l].impairments;
+                if imp.loss > 0.0 || imp.duplicate > 0.0 || imp.reorder > 0.0 || imp.corrupt > 0.0 {
+                    return err(
+                        "workload.netpipe.transport",
+                        format!(
+                            "UDP does not retransmit or reorder: NetPIPE over UDP needs links[{l}] without impairments"
+                        ),
+                    );
+                }
+            }
             if n.bidirectional && n.stream {
                 return err(
                     "workload.netpipe.bidirectional",

@@ -100,6 +100,8 @@ fn workload_hosts(s: &Scenario) -> Vec<crate::config::HostConfig> {
             for h in hosts.iter_mut().filter(|h| h.name == n.client || h.name == n.server) {
                 h.tcp.rx_buffer = b;
                 h.tcp.tx_buffer = b;
+                h.udp.rx_buffer = b;
+                h.udp.tx_buffer = b;
             }
         }
     }

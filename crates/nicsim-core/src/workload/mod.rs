@@ -406,19 +406,31 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
         }
         WorkloadConfig::Netpipe(n) => {
             let (c, s) = (host_index(hosts, &n.client), host_index(hosts, &n.server));
-            let (active, listen) = open(hosts, c, s, n.port);
-            // NPtcp sets TCP_NODELAY on both ends.
-            hosts[c].sockets.get_mut::<tcp::Socket>(active).set_nagle_enabled(false);
-            hosts[s].sockets.get_mut::<tcp::Socket>(listen).set_nagle_enabled(false);
+            let (client_io, server_io, caps) = match n.transport {
+                crate::config::Transport::Tcp => {
+                    let (active, listen) = open(hosts, c, s, n.port);
+                    // NPtcp sets TCP_NODELAY on both ends.
+                    hosts[c].sockets.get_mut::<tcp::Socket>(active).set_nagle_enabled(false);
+                    hosts[s].sockets.get_mut::<tcp::Socket>(listen).set_nagle_enabled(false);
+                    let cap = |h: &Host, sock| h.sockets.get::<tcp::Socket>(sock).send_capacity() as u64;
+                    let caps = cap(&hosts[c], active).min(cap(&hosts[s], listen));
+                    (netpipe::Io::Tcp(active), netpipe::Io::Tcp(listen), caps)
+                }
+                crate::config::Transport::Udp => {
+                    let (a, b, peer) = open_udp(hosts, c, s, n.port);
+                    let cap = |h: &Host, sock| h.sockets.get::<udp_socket::Socket>(sock).payload_send_capacity() as u64;
+                    let caps = cap(&hosts[c], a).min(cap(&hosts[s], b));
+                    (netpipe::Io::udp(a, Some(peer)), netpipe::Io::udp(b, None), caps)
+                }
+            };
             let mut opts = netpipe_options(n);
             if n.bidirectional {
                 // NPtcp -2 caps the blocks at the socket buffer size: a block
                 // must fit the send buffer while the peer is sending too.
-                let cap = |h: &Host, s| h.sockets.get::<tcp::Socket>(s).send_capacity() as u64;
-                opts.upper = opts.upper.min(cap(&hosts[c], active)).min(cap(&hosts[s], listen));
+                opts.upper = opts.upper.min(caps);
                 opts.bidir = true;
             }
-            let (client, server) = netpipe::pair(active, listen, seed, opts);
+            let (client, server) = netpipe::pair(client_io, server_io, seed, opts);
             apps[c] = App::NpClient(client);
             apps[s] = App::NpServer(server);
         }
