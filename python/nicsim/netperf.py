@@ -297,6 +297,26 @@ def _bytes(size: Any) -> float:
     return math.nan
 
 
+def run(
+    test: str,
+    scenario: str | None = None,
+    options: Options | None = None,
+    *,
+    seed: int | None = None,
+    progress: Any = None,
+) -> tuple[Result, dict[str, Any]]:
+    """Run netperf test ``test`` on the hosts and links of ``scenario`` (a
+    path to a TOML file or TOML text; ``None``: two ideal hosts over GbE) and
+    return the run's :class:`~nicsim.Result` and its omni row."""
+    from .api import read_scenario
+    from .api import run as run_scenario
+
+    opts = options or Options()
+    base = None if scenario is None else read_scenario(scenario)[0]
+    result = run_scenario(scenario_text(test, base, opts), seed=seed, progress=progress)
+    return result, omni_row(test, result, opts.units)
+
+
 def write_csv(rows: list[dict[str, Any]], path: Any) -> None:
     """Write omni rows as netperf's CSV: a header of :data:`OMNI_COLUMNS`,
     then one line per row; NaN cells are empty."""
