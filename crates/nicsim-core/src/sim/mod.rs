@@ -87,7 +87,7 @@ pub struct Sim {
     pub seed: u64,
     /// User probes.
     pub probes: Probes,
-    /// Called every [`PROGRESS_EVERY`] events with how far the run has got.
+    /// Called every 65 536 events with how far the run has got.
     pub progress: Option<ProgressHook>,
 }
 
