@@ -307,6 +307,9 @@ pub enum WorkloadConfig {
     TcpCrr(RrConfig),
     /// A pcap file's frame sizes and timing replayed as UDP datagrams.
     PcapReplay(PcapReplayConfig),
+    /// Several bulk transfers at once (`[[workload.transfers]]`, each like
+    /// `[workload.bulk]`), e.g. both directions of a link.
+    Transfers(Vec<BulkConfig>),
 }
 
 /// Replay of a pcap file as UDP traffic.

@@ -144,6 +144,8 @@ pub(crate) fn room(sock: &tcp::Socket) -> u64 {
 
 /// Sending side of a bulk transfer.
 pub struct BulkSender {
+    /// Flow number (its pattern stream).
+    pub flow: u32,
     sock: SocketHandle,
     pattern: Pattern,
     total: Option<u64>,
@@ -157,6 +159,8 @@ pub struct BulkSender {
 
 /// Receiving side of a bulk transfer.
 pub struct BulkReceiver {
+    /// Flow number (its pattern stream).
+    pub flow: u32,
     sock: SocketHandle,
     check: Checker,
     total: Option<u64>,
@@ -296,36 +300,8 @@ fn open_udp(hosts: &mut [Host], client: usize, server: usize, port: u16) -> (Soc
 pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> {
     let mut apps: Vec<App> = hosts.iter().map(|_| App::Idle).collect();
     match cfg {
-        WorkloadConfig::Bulk(BulkConfig { from, to, bytes, duration, write_size, port, flows }) => {
-            let (tx, rx) = (host_index(hosts, from), host_index(hosts, to));
-            let (mut senders, mut receivers) = (Vec::new(), Vec::new());
-            for i in 0..*flows {
-                // Flow i: pattern stream i, receiver port `port + i`, sender port 49152 + i.
-                let (port, local) = (port + i as u16, EPHEMERAL_PORT.wrapping_add(i as u16));
-                let (active, listen) = open_from(hosts, tx, rx, port, local);
-                senders.push(App::BulkTx(BulkSender {
-                    sock: active,
-                    pattern: Pattern::new(seed, u64::from(i)),
-                    total: bytes.map(|b| b.0),
-                    duration: duration.map(|d| d.dur()),
-                    chunk: write_size.0,
-                    sent: 0,
-                    closed: false,
-                    started: None,
-                }));
-                receivers.push(App::BulkRx(BulkReceiver {
-                    sock: listen,
-                    check: Checker::new(seed, u64::from(i)),
-                    total: bytes.map(|b| b.0),
-                    chunk: write_size.0,
-                    last_byte: None,
-                    done: false,
-                }));
-            }
-            let one = |mut v: Vec<App>| if v.len() == 1 { v.pop().expect("one") } else { App::Multi(Multi::new(v)) };
-            apps[tx] = one(senders);
-            apps[rx] = one(receivers);
-        }
+        WorkloadConfig::Bulk(b) => install_bulk(std::slice::from_ref(b), hosts, &mut apps, seed),
+        WorkloadConfig::Transfers(list) => install_bulk(list, hosts, &mut apps, seed),
         WorkloadConfig::RequestResponse(RrConfig { client, server, request, response, transactions, port }) => {
             let (c, s) = (host_index(hosts, client), host_index(hosts, server));
             let (active, listen) = open(hosts, c, s, *port);
@@ -436,6 +412,49 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
         }
     }
     apps
+}
+
+/// Bulk transfers: flow `g` (numbered across all transfers) uses pattern
+/// stream `g` and sender port 49152 + `g`; flow `i` of a transfer goes to
+/// its `port + i`. A host with several flows runs them as one [`Multi`].
+fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let mut per_host: Vec<Vec<App>> = hosts.iter().map(|_| Vec::new()).collect();
+    let mut g: u32 = 0;
+    for BulkConfig { from, to, bytes, duration, write_size, port, flows } in list {
+        let (tx, rx) = (host_index(hosts, from), host_index(hosts, to));
+        for i in 0..*flows {
+            let (port, local) = (port + i as u16, EPHEMERAL_PORT.wrapping_add(g as u16));
+            let (active, listen) = open_from(hosts, tx, rx, port, local);
+            per_host[tx].push(App::BulkTx(BulkSender {
+                flow: g,
+                sock: active,
+                pattern: Pattern::new(seed, u64::from(g)),
+                total: bytes.map(|b| b.0),
+                duration: duration.map(|d| d.dur()),
+                chunk: write_size.0,
+                sent: 0,
+                closed: false,
+                started: None,
+            }));
+            per_host[rx].push(App::BulkRx(BulkReceiver {
+                flow: g,
+                sock: listen,
+                check: Checker::new(seed, u64::from(g)),
+                total: bytes.map(|b| b.0),
+                chunk: write_size.0,
+                last_byte: None,
+                done: false,
+            }));
+            g += 1;
+        }
+    }
+    for (app, mut mine) in apps.iter_mut().zip(per_host) {
+        *app = match mine.len() {
+            0 => App::Idle,
+            1 => mine.pop().expect("one"),
+            _ => App::Multi(Multi::new(mine)),
+        };
+    }
 }
 
 /// NetPIPE's constants for a configuration.
