@@ -482,6 +482,10 @@ pub struct BulkConfig {
     /// sends `bytes` (or for `duration`) and is checked on its own.
     #[serde(default = "one_flow")]
     pub flows: u32,
+    /// The receiver writes every chunk it reads to a disk of this bandwidth
+    /// before reading on (Dolly's disk); none: no disk.
+    #[serde(default)]
+    pub disk_rate: Option<Bandwidth>,
 }
 
 fn one_flow() -> u32 {

@@ -187,6 +187,9 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
         if !(1..=MAX_FLOWS).contains(&b.flows) {
             return err(f("flows"), format!("must be 1 to {MAX_FLOWS}, got {}", b.flows));
         }
+        if b.disk_rate.is_some_and(|r| r.0 == 0) {
+            return err(f("disk_rate"), "must be above zero");
+        }
         let last = u32::from(b.port) + b.flows - 1;
         if last > 65_535 {
             let n = b.flows - 1;

@@ -169,6 +169,10 @@ pub struct BulkReceiver {
     pub last_byte: Option<Time>,
     /// The whole stream arrived (or the sender closed, in duration mode).
     pub done: bool,
+    /// Bandwidth of the disk every chunk read is written to (Dolly), if any.
+    disk: Option<crate::engine::units::Bandwidth>,
+    /// When the disk finishes the chunk being written.
+    disk_busy_until: Option<Time>,
 }
 
 impl BulkReceiver {
@@ -420,7 +424,7 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
 fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed: u64) {
     let mut per_host: Vec<Vec<App>> = hosts.iter().map(|_| Vec::new()).collect();
     let mut g: u32 = 0;
-    for BulkConfig { from, to, bytes, duration, write_size, port, flows } in list {
+    for BulkConfig { from, to, bytes, duration, write_size, port, flows, disk_rate } in list {
         let (tx, rx) = (host_index(hosts, from), host_index(hosts, to));
         for i in 0..*flows {
             let (port, local) = (port + i as u16, EPHEMERAL_PORT.wrapping_add(g as u16));
@@ -444,6 +448,8 @@ fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed:
                 chunk: write_size.0,
                 last_byte: None,
                 done: false,
+                disk: *disk_rate,
+                disk_busy_until: None,
             }));
             g += 1;
         }
@@ -497,7 +503,8 @@ impl App {
             }
             App::BulkRx(r) => {
                 let sock = host.sockets.get::<tcp::Socket>(r.sock);
-                if r.done {
+                // Done, or still writing the last chunk to its disk.
+                if r.done || r.disk_busy_until.is_some_and(|t| now < t) {
                     return None;
                 }
                 let finished = match r.total {
@@ -601,7 +608,14 @@ impl App {
             }
             (App::BulkRx(r), Op::Read { bytes, .. }) => {
                 read_exact(sock, &mut r.check, bytes)?;
-                r.last_byte = Some(now);
+                // With a disk, the chunk is written before the next read, and
+                // counts as delivered once it is on the disk.
+                let stored = match r.disk {
+                    Some(rate) => now + crate::engine::Dur(rate.ps_for_bits(bytes * 8).0),
+                    None => now,
+                };
+                r.disk_busy_until = r.disk.map(|_| stored);
+                r.last_byte = Some(stored);
                 Ok(())
             }
             (App::BulkRx(r), Op::Close { .. }) => {
@@ -655,6 +669,7 @@ impl App {
         match self {
             App::UdpTx(s) => s.wake_at(),
             App::UdpRx(r) => r.wake_at(),
+            App::BulkRx(r) => r.disk_busy_until,
             App::Multi(m) => m.members.iter().filter_map(App::wake_at).min(),
             _ => None,
         }

@@ -136,3 +136,19 @@ fn bad_transfers_name_their_entry() {
     let e = config_error(&two_hosts("", "", "[workload]\ntransfers = []\n"));
     assert_eq!(e.to_string(), "workload.transfers: give at least one transfer");
 }
+
+#[test]
+fn a_receiver_writing_to_a_slow_disk_holds_the_transfer_to_the_disk_rate() {
+    // Dolly's last node: every 64 KiB read is written to a 25 MB/s
+    // (200 Mbit/s) disk before the next read; TCP's window holds the sender back.
+    let wl = "[workload.bulk]\nfrom = \"a\"\nto = \"b\"\nbytes = \"8MiB\"\ndisk_rate = \"25MB/s\"\n";
+    let r = run(&two_hosts("rate = \"1Gbps\"", "", wl));
+    assert!(r.summary.verified);
+    let g = r.summary.goodput_bps;
+    assert!(g <= 200e6 * 1.000_001 && g > 0.99 * 200e6, "goodput {g} vs the 200 Mbit/s disk");
+    assert_eq!((r.summary.drops, r.summary.retransmissions), (0, 0));
+    // A disk faster than the wire leaves the wire as the limit.
+    let fast = run(&two_hosts("rate = \"1Gbps\"", "", &wl.replace("25MB/s", "1GB/s")));
+    let g = fast.summary.goodput_bps;
+    assert!(g > 0.98 * CEILING && g <= CEILING * 1.000_001, "goodput {g} vs the wire's {CEILING}");
+}
