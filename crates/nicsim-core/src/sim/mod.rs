@@ -13,7 +13,7 @@
 
 mod timed;
 
-pub use timed::{CoreReport, MessageReport, NicStats, TimingReport};
+pub use timed::{CoreReport, MessageReport, NicStats, OffloadStats, TimingReport};
 
 use std::path::Path;
 
@@ -45,6 +45,8 @@ enum Event {
     NicRxDma(usize),
     /// Timed host `0`'s interrupt-moderation timer (generation `1`).
     NicIrq(usize, u64),
+    /// Timed host `0`'s communication processor notices work (offload).
+    CommNotice(usize, timed::Notice),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
@@ -258,6 +260,10 @@ impl Sim {
             }
             Event::NicIrq(h, generation) => {
                 self.on_nic_irq_timer(h, generation, now);
+                Ok(())
+            }
+            Event::CommNotice(h, notice) => {
+                self.on_comm_notice(h, notice, now);
                 Ok(())
             }
         }
