@@ -4,5 +4,6 @@
 
 mod ideal;
 mod netpipe;
+mod offload;
 mod timing;
 mod udp;
