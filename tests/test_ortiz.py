@@ -98,3 +98,13 @@ def test_report_has_every_figure_and_table(report: Path) -> None:
         assert (report / f"{name}.pdf").read_bytes().startswith(b"%PDF")
     assert "| Offload 1 | 24.4 |" in text
     assert "## What the model says" in text
+
+
+def test_offload_takes_the_per_segment_stack_work_off_cpu0_for_large_writes(report: Path) -> None:
+    # With 64 KiB writes there are many segments per call: moving the stack
+    # to CPU1 must leave CPU0 fewer cycles per KB on both hosts.
+    rows = [r for r in _rows(report / "released.csv") if r["size"] == "65536"]
+    assert {r["host"] for r in rows} == {"sender", "receiver"}
+    for r in rows:
+        assert int(r["cpu0_cycles_per_kb_offload"]) < int(r["cpu0_cycles_per_kb_no_offload"]), r
+        assert 0 < float(r["released_share"]) < 1

@@ -159,6 +159,7 @@ def _cpu0(report: dict[str, Any], host: int) -> dict[str, float]:
         "cpu0_util": c0["utilization"],
         "cpu1_util": c1["utilization"],
         "cpu0_busy_s": c0["busy_s"],
+        "cpu0_cycles": sum(c0["cycles"].values()),
         "cpu0_interrupts": c0["interrupts"],
         "cpu0_interrupts_per_s": c0["interrupts_per_s"],
         "cpu1_interrupts": c1["interrupts"],
@@ -332,7 +333,7 @@ def write_report(
 
             def per_kb(r: dict[str, Any]) -> float:
                 kb = r["goodput_mbps"] * 1e6 / 8 * r["duration_s"] / 1024
-                return r["cpu0_busy_s"] * 400e6 / kb
+                return r["cpu0_cycles"] / kb
 
             released.append(
                 {
