@@ -322,6 +322,18 @@ impl Timing {
         if n.moderation.rx_packets == 0 {
             return err("nic.moderation.rx_packets", "must be at least 1".into());
         }
+        let m = &n.moderation;
+        for (field, d) in [
+            ("rx_delay", m.rx_delay),
+            ("rx_abs_delay", m.rx_abs_delay),
+            ("tx_delay", m.tx_delay),
+            ("min_interval", m.min_interval),
+        ] {
+            // Real NICs cap these at tens of milliseconds; 1 s keeps time arithmetic bounded.
+            if d.0 > crate::engine::time::PS_PER_S {
+                return err(&format!("nic.moderation.{field}"), format!("must be at most 1s, got {d}"));
+            }
+        }
         self.bus.validate(&format!("{path}.bus"))
     }
 
