@@ -426,6 +426,18 @@ impl Timing {
         if n.moderation.rx_packets == 0 {
             return err("nic.moderation.rx_packets", "must be at least 1".into());
         }
+        let m = &n.moderation;
+        for (field, d) in [
+            ("rx_delay", m.rx_delay),
+            ("rx_abs_delay", m.rx_abs_delay),
+            ("tx_delay", m.tx_delay),
+            ("min_interval", m.min_interval),
+        ] {
+            // Real NICs cap these at tens of milliseconds; 1 s keeps time arithmetic bounded.
+            if d.0 > crate::engine::time::PS_PER_S {
+                return err(&format!("nic.moderation.{field}"), format!("must be at most 1s, got {d}"));
+            }
+        }
         let o = &self.offload;
         if o.enabled {
             if o.core >= c.cores {
@@ -440,6 +452,9 @@ impl Timing {
         }
         if !(0.1..=1000.0).contains(&o.memory_multiplier) {
             return err("offload.memory_multiplier", format!("must be 0.1 to 1000, got {}", o.memory_multiplier));
+        }
+        if o.poll_interval.0 > crate::engine::time::PS_PER_S {
+            return err("offload.poll_interval", format!("must be at most 1s, got {}", o.poll_interval));
         }
         if !(4..=4096).contains(&o.descriptor.0) {
             return err("offload.descriptor", format!("must be 4B to 4096B, got {}", o.descriptor));

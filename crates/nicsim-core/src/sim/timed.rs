@@ -1036,3 +1036,50 @@ impl Sim {
         self.timed[h].as_ref()?.per_msg.get(&(msg, path)).copied()
     }
 }
+
+impl Timed {
+    /// Check the NIC's rings and FIFO against their bounds and their
+    /// bookkeeping against their contents. A failure is a simulator bug.
+    pub(super) fn check_invariants(&self) -> Result<(), String> {
+        let (n, cfg) = (&self.nic, &self.timing.nic);
+        let fifo: u64 = n.rx_fifo.iter().map(|f| f.len() as u64).sum();
+        let in_rx_ring = u64::from(n.rx_posted) + n.rx_done.len() as u64 + u64::from(n.rx_dma_busy);
+        let checks = [
+            (n.tx_used <= cfg.tx_ring, format!("{} TX descriptors used of {}", n.tx_used, cfg.tx_ring)),
+            (
+                n.tx_ring.len() as u64 <= u64::from(n.tx_used),
+                format!("{} frames on the TX ring but {} descriptors used", n.tx_ring.len(), n.tx_used),
+            ),
+            (
+                in_rx_ring <= u64::from(cfg.rx_ring),
+                format!("{in_rx_ring} RX descriptors posted, in DMA or filled, of {}", cfg.rx_ring),
+            ),
+            (fifo == n.rx_fifo_bytes, format!("RX FIFO holds {fifo} bytes but counts {}", n.rx_fifo_bytes)),
+            (
+                n.rx_fifo_bytes <= cfg.rx_fifo.0,
+                format!("RX FIFO holds {} bytes, above its {}", n.rx_fifo_bytes, cfg.rx_fifo),
+            ),
+            (
+                n.stats.max_rx_fifo <= cfg.rx_fifo.0,
+                format!("RX FIFO peaked at {} bytes, above its {}", n.stats.max_rx_fifo, cfg.rx_fifo),
+            ),
+            (
+                n.stats.max_tx_ring_used <= cfg.tx_ring,
+                format!("TX ring peaked at {} of {}", n.stats.max_tx_ring_used, cfg.tx_ring),
+            ),
+            (
+                n.stats.max_rx_ring_used <= cfg.rx_ring,
+                format!("RX ring peaked at {} of {}", n.stats.max_rx_ring_used, cfg.rx_ring),
+            ),
+            (!n.rx_dma_busy || !n.rx_fifo.is_empty(), "an RX DMA is running with an empty FIFO".to_string()),
+            (
+                self.tx_posted <= self.tx_emitted,
+                format!("{} frames posted of {} emitted", self.tx_posted, self.tx_emitted),
+            ),
+        ];
+        match checks.into_iter().find(|(ok, _)| !ok) {
+            Some((_, why)) => Err(why),
+            None => Ok(()),
+        }
+    }
+}
