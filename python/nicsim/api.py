@@ -51,6 +51,7 @@ def run(
     pcap: str | os.PathLike[str] | None = None,
     out: str | os.PathLike[str] | None = None,
     probes: Probes | None = None,
+    progress: Callable[[float, int, int | None, int], object] | None = None,
 ) -> Result:
     """Run a scenario and return its result.
 
@@ -65,7 +66,7 @@ def run(
     """
     text, source = read_scenario(scenario)
     wanted = None if probes is None else dict(probes)
-    result = Result(_core.run_scenario(text, source, seed, pcap, wanted), pcap)
+    result = Result(_core.run_scenario(text, source, seed, pcap, wanted, progress), pcap)
     if out is not None:
         result.write(out)
     return result

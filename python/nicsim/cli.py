@@ -4,6 +4,7 @@
     nicsim validate SCENARIO
     nicsim profiles
     nicsim plot RESULT_DIR [RESULT_DIR ...] [--labels A,B,...] [--out DIR]
+    nicsim netperf TEST [SCENARIO] [-H HOST] [-L HOST] [-l LEN] [-m SIZE] [-r REQ,RESP] [-f U]
     nicsim sweep FILE | status | export | report   (see nicsim.campaign.cli)
 
 Errors are one line on stderr, never a traceback: exit code 2 for a bad
@@ -24,7 +25,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__, plots
+from . import __version__, netperf, plots
+from .progress import UNITS as PROGRESS_UNITS
+from .progress import ProgressBar
+from . import _core
 from ._core import ScenarioError, SimulationError
 from .api import profiles as builtin_profiles
 from .api import resolve
@@ -68,14 +72,18 @@ for command in CAMPAIGN_COMMANDS:
 def run(scenario: Path, seed: int | None, pcap: Path | None, out: Path | None) -> None:
     """Run SCENARIO (a TOML file), print a summary and write result files."""
     started = time.perf_counter()
+    bar = _progress_bar(scenario)
     try:
-        result = run_scenario(scenario, seed=seed, pcap=pcap)
+        result = run_scenario(scenario, seed=seed, pcap=pcap, progress=bar)
     except ScenarioError as e:
+        bar.close()
         _fail(f"{scenario}: {e}", EXIT_BAD_INPUT)
     except UnicodeDecodeError as e:
         _fail(f"{scenario}: not UTF-8 text ({e.reason} at byte {e.start})", EXIT_BAD_INPUT)
     except (SimulationError, OSError) as e:
+        bar.close()
         _fail(str(e), EXIT_FAILED)
+    bar.close()
     wall_s = time.perf_counter() - started
 
     out_dir = out if out is not None else Path("results") / _file_name(result.name or scenario.stem)
@@ -160,6 +168,141 @@ def plot(result_dirs: tuple[Path, ...], labels: str | None, out: Path) -> None:
     click.echo(f"figures written to {out}: {', '.join(p.name for p in written)}")
 
 
+@main.command(name="netperf")
+@click.argument("test", type=click.Choice(list(netperf.TESTS), case_sensitive=False))
+@click.argument("scenario", type=SCENARIO_FILE, required=False)
+@click.option("-H", "--remote", help="Host netserver runs on [default: the local host's peer].")
+@click.option("-L", "--local", help="Host netperf runs on [default: the first end of the first link].")
+@click.option(
+    "-l",
+    "--length",
+    help=f"STREAM: simulated duration [default: {netperf.DEFAULT_STREAM_LENGTH}]; "
+    f"RR: transaction count [default: {netperf.DEFAULT_TRANSACTIONS}].",
+)
+@click.option("-m", "--send-size", help="STREAM: bytes per send, e.g. 64KiB or 1472B.")
+@click.option("-r", "--request-response", "rr", help="RR: request and response sizes, REQ[,RESP].")
+@click.option(
+    "-f",
+    "--units",
+    type=click.Choice(list(netperf.UNITS)),
+    default="m",
+    show_default=True,
+    help="Throughput units: k/m/g 10^3/10^6/10^9 bit/s, K/M/G 2^10/2^20/2^30 bytes/s.",
+)
+@click.option("--profile", help="Without SCENARIO: timing profile of both hosts (see nicsim profiles).")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Override the scenario's seed.")
+@click.option("--pcap", type=click.Path(file_okay=False, path_type=Path), help="Write pcaps here.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to write result files [default: results/<scenario name>-<test>].",
+)
+def netperf_command(
+    test: str,
+    scenario: Path | None,
+    remote: str | None,
+    local: str | None,
+    length: str | None,
+    send_size: str | None,
+    rr: str | None,
+    units: str,
+    profile: str | None,
+    seed: int | None,
+    pcap: Path | None,
+    out: Path | None,
+) -> None:
+    """Run netperf test TEST (TCP_STREAM, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR)
+    on the hosts and links of SCENARIO (its workload is replaced) or, without
+    one, on two ideal hosts over Gigabit Ethernet. Prints netperf's numbers
+    and writes netperf.csv (omni column names) beside the usual result files."""
+    test = test.upper()
+    request, response = (None, None) if rr is None else (rr.split(",", 1) + [None])[:2]
+    opts = netperf.Options(local, remote, length, send_size, request or None, response or None, units)
+    try:
+        base = None if scenario is None else scenario.read_text(encoding="utf-8")
+        if profile is not None:
+            if base is not None:
+                raise netperf.NetperfError("--profile is for the built-in host pair; set hosts[].profile in SCENARIO")
+            base = netperf.DEFAULT_PAIR.replace('name = "local"', f'name = "local"\nprofile = "{profile}"')
+            base = base.replace('name = "remote"', f'name = "remote"\nprofile = "{profile}"')
+        text = netperf.scenario_text(test, base, opts)
+    except netperf.NetperfError as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    except UnicodeDecodeError as e:
+        _fail(f"{scenario}: not UTF-8 text ({e.reason} at byte {e.start})", EXIT_BAD_INPUT)
+    except Exception as e:  # a TOML syntax error in SCENARIO
+        _fail(f"{scenario}: {e}", EXIT_BAD_INPUT)
+    source = str(scenario) if scenario is not None else "<netperf>"
+    started = time.perf_counter()
+    bar = ProgressBar(f"netperf {test}", PROGRESS_UNITS.get(netperf.TESTS[test], ""))
+    try:
+        pcap_dir = None if pcap is None else str(pcap)
+        result = Result(_core.run_scenario(text, source, seed, pcap_dir, None, bar), pcap)
+    except ScenarioError as e:
+        bar.close()
+        _fail(f"{source}: {e}", EXIT_BAD_INPUT)
+    except (SimulationError, OSError) as e:
+        bar.close()
+        _fail(str(e), EXIT_FAILED)
+    bar.close()
+    wall_s = time.perf_counter() - started
+    row = netperf.omni_row(test, result, units)
+    name = _file_name(f"{result.name or 'netperf'}-{test.lower()}")
+    out_dir = out if out is not None else Path("results") / name
+    try:
+        written = result.write(out_dir)
+        csv = out_dir / "netperf.csv"
+        netperf.write_csv([row], csv)
+    except OSError as e:
+        _fail(f"cannot write results: {e}", EXIT_FAILED)
+    console = Console()
+    console.print(_netperf_table(test, result, row, wall_s))
+    click.echo(f"results written to {out_dir}: {', '.join(p.name for p in [*written, csv])}")
+
+
+def _netperf_table(test: str, result: Result, row: dict[str, Any], wall_s: float) -> Table:
+    """netperf's numbers of one test, with units."""
+    workload = result.data.get("workload") or {}
+    local = workload.get("from") or workload.get("client")
+    remote = workload.get("to") or workload.get("server")
+    table = Table(title=f"nicsim {__version__} netperf {test} {local} -> {remote}", show_header=False,
+                  title_justify="left")  # fmt: skip
+    table.add_column("field", style="bold")
+    table.add_column("value")
+
+    def num(value: Any, fmt: str, unit: str) -> str:
+        return "n/a" if value is None or _missing(value) else f"{value:{fmt}} {unit}"
+
+    table.add_row("scenario", result.name)
+    table.add_row("throughput", num(row["THROUGHPUT"], ",.2f", str(row["THROUGHPUT_UNITS"])))
+    if test == "UDP_STREAM":
+        table.add_row("send rate (local)", num(row["LOCAL_SEND_THROUGHPUT"], ",.2f", str(row["THROUGHPUT_UNITS"])))
+        table.add_row("receive rate (remote)", num(row["REMOTE_RECV_THROUGHPUT"], ",.2f", str(row["THROUGHPUT_UNITS"])))
+        s = result.summary
+        table.add_row("datagrams sent / received", f"{s.get('datagrams_sent')} / {s.get('datagrams_received')}")
+    table.add_row("elapsed time", num(row["ELAPSED_TIME"], ".6f", "s"))
+    if test not in netperf.STREAM_TESTS:
+        table.add_row("round-trip latency", num(row["RT_LATENCY"], ",.3f", "us per transaction"))
+        table.add_row("p50 / p90 / p99", " / ".join(num(row[c], ",.3f", "us") for c in
+                                                    ("P50_LATENCY", "P90_LATENCY", "P99_LATENCY")))  # fmt: skip
+    table.add_row("CPU local / remote", " / ".join(num(row[c], ".2f", "%") for c in ("LOCAL_CPU_UTIL", "REMOTE_CPU_UTIL")))
+    sd_unit = str(row["SD_UNITS"])
+    table.add_row("service demand local / remote", " / ".join(num(row[c], ",.3f", sd_unit) for c in ("LOCAL_SD", "REMOTE_SD")))
+    verified = result.summary.get("verified")
+    table.add_row("verified", "yes" if verified else "no")
+    table.add_row("wall-clock time", f"{wall_s:.3f} s")
+    return table
+
+
+def _progress_bar(scenario: Path) -> ProgressBar:
+    """A stderr progress line for a run of ``scenario`` (drawn only on a terminal)."""
+    try:
+        kind = next(iter(resolve(scenario).get("workload") or {}), "")
+    except Exception:  # the run itself reports a bad scenario
+        kind = ""
+    return ProgressBar(scenario.stem, PROGRESS_UNITS.get(kind, ""))
+
+
 def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
@@ -192,6 +335,10 @@ def _summary_table(result: Result, wall_s: float) -> Table:
     if goodput is not None and ceiling:
         share = 100 * goodput / ceiling
         row("of ceiling", f"{share:.2f} % of the {_mbps(ceiling)} Ethernet ceiling")
+    if s.get("jain_fairness") is not None:
+        flows = result.bulk_flows_table()
+        low, high = flows["goodput_bps"].min(), flows["goodput_bps"].max()
+        row("flows", f"{len(flows)}: {_mbps(low)} to {_mbps(high)} each, Jain fairness {s['jain_fairness']:.4f}")
     row("payload", _count(s.get("payload_bytes"), "B"))
     row("duration", _seconds(s.get("duration_s")))
     row("simulated time", _seconds(s.get("sim_time_s")))

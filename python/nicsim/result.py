@@ -46,6 +46,17 @@ messages per trial, time per block (one way for ping-pong), throughput in
 NetPIPE's Mbps (2^20 bit/s) and in SI Mbit/s (10^6 bit/s)."""
 
 
+BULK_FLOW_COLUMNS: dict[str, str] = {
+    "flow": "int64",
+    "bytes": "int64",
+    "start_s": "float64",
+    "end_s": "float64",
+    "goodput_bps": "float64",
+}
+"""Columns of :meth:`Result.bulk_flows_table`: flow index, bytes delivered,
+connection established and last byte delivered (s), goodput (bit/s)."""
+
+
 def np_out_line(nbytes: int, mbps: float, time_s: float) -> str:
     """One line of NetPIPE 3.7.2's ``np.out``, newline included: what
     ``fprintf(out, "%8d %lf %12.8lf\\n", bytes, Mbps, t)`` prints (bytes right
@@ -173,6 +184,13 @@ class Result:
                 )
         return _typed_frame(rows, CYCLES_COLUMNS)
 
+    def bulk_flows_table(self) -> pd.DataFrame:
+        """A bulk transfer with several flows: one row per flow (see
+        :data:`BULK_FLOW_COLUMNS`); empty, with those columns, otherwise. The
+        summary's ``jain_fairness`` is Jain's index over their goodputs."""
+        rows = [r for r in self.data.get("bulk_flows") or [] if isinstance(r, dict)]
+        return _typed_frame(rows, BULK_FLOW_COLUMNS)
+
     @property
     def netpipe(self) -> list[dict[str, Any]] | None:
         """NetPIPE's points (``bytes``, ``nrepeat``, ``time_s``, ``mbps``),
@@ -205,7 +223,8 @@ class Result:
     def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
         """Write ``result.json``, ``summary.csv``, ``links.csv``,
         ``hosts.csv`` and ``cycles.csv`` into ``out_dir`` (created if needed)
-        and return their paths. A NetPIPE run also gets ``np.out`` (as
+        and return their paths; a bulk transfer with several flows also gets
+        ``flows.csv`` (the :meth:`bulk_flows_table`). A NetPIPE run also gets ``np.out`` (as
         NetPIPE writes it, see :meth:`np_out`) and ``netpipe.csv`` (the
         :meth:`netpipe_table`).
 
@@ -225,6 +244,10 @@ class Result:
         cycles_csv = out / "cycles.csv"
         self.cycles_table().to_csv(cycles_csv, index=False, lineterminator="\n")
         written = [result_json, summary_csv, links_csv, hosts_csv, cycles_csv]
+        if self.data.get("bulk_flows"):
+            flows_csv = out / "flows.csv"
+            self.bulk_flows_table().to_csv(flows_csv, index=False, lineterminator="\n")
+            written.append(flows_csv)
         if self.netpipe is not None:
             np_out = out / "np.out"
             np_out.write_bytes(self.np_out().encode("ascii"))

@@ -83,10 +83,30 @@ pub struct Summary {
     pub mean_latency_s: Option<f64>,
     /// Median round-trip time, seconds.
     pub p50_latency_s: Option<f64>,
+    /// 90th-percentile round-trip time, seconds.
+    pub p90_latency_s: Option<f64>,
     /// 99th-percentile round-trip time, seconds.
     pub p99_latency_s: Option<f64>,
     /// Simulation events executed.
     pub events: u64,
+    /// Bulk transfers with several flows: Jain's fairness index of their
+    /// goodputs, (Σx)² / (n · Σx²), 1 when all are equal, 1/n at worst.
+    pub jain_fairness: Option<f64>,
+}
+
+/// One flow of a bulk transfer.
+#[derive(Debug, Clone, Serialize)]
+pub struct BulkFlowRow {
+    /// Flow index (also its pattern stream; its receiver port is `port` + index).
+    pub flow: u32,
+    /// Bytes delivered and verified.
+    pub bytes: u64,
+    /// When its connection was established, seconds.
+    pub start_s: f64,
+    /// When its last byte reached the application, seconds.
+    pub end_s: f64,
+    /// bytes × 8 / (end − start).
+    pub goodput_bps: f64,
 }
 
 /// One direction of one link.
@@ -138,6 +158,8 @@ pub struct Report {
     pub hosts: Vec<HostRow>,
     /// Every checked byte stream.
     pub flows: Vec<FlowReport>,
+    /// Per-flow goodput of a bulk transfer with several flows.
+    pub bulk_flows: Option<Vec<BulkFlowRow>>,
     /// NetPIPE's measurements, one per block size (NetPIPE workloads).
     pub netpipe: Option<Vec<crate::workload::netpipe::NetpipePoint>>,
     /// Trace files written (names inside the pcap directory).
@@ -159,8 +181,10 @@ pub fn run_toml(text: &str, opts: &RunOptions) -> Result<Report, Error> {
 
 /// Parse and validate a scenario; return it fully resolved (defaults filled
 /// in, units canonical) as JSON.
-pub fn resolve_toml(text: &str, _source: &str) -> Result<String, Error> {
-    let scenario = config::parse(text)?;
+pub fn resolve_toml(text: &str, source: &str) -> Result<String, Error> {
+    let mut scenario = config::parse(text)?;
+    // A pcap replay file must exist and parse.
+    crate::workload::replay::prepare(&mut scenario, source)?;
     Ok(serde_json::to_string_pretty(&scenario).expect("a scenario always serialises"))
 }
 
@@ -174,7 +198,20 @@ pub fn pattern_bytes(seed: u64, stream: u64, offset: u64, length: usize) -> Vec<
 
 /// Run a validated scenario.
 pub fn run_scenario(s: &Scenario, opts: &RunOptions) -> Result<Report, Error> {
-    run_observed(s, opts, None).map(|(report, _)| report)
+    run_observed(s, opts, None, None).map(|(report, _)| report)
+}
+
+/// Parse, validate and run a scenario, calling `progress` now and then
+/// (every 65 536 events) with how far it has got, and feeding named events
+/// to `observer` if given. Neither changes the result.
+pub fn run_toml_progress(
+    text: &str,
+    opts: &RunOptions,
+    observer: Option<Box<dyn Observer>>,
+    progress: crate::sim::ProgressHook,
+) -> Result<(Report, Option<Box<dyn Observer>>), Error> {
+    let scenario = config::parse(text)?;
+    run_observed(&scenario, opts, observer, Some(progress))
 }
 
 /// Parse, validate and run a scenario, feeding named events to `observer`
@@ -185,7 +222,7 @@ pub fn run_toml_observed(
     observer: Box<dyn Observer>,
 ) -> Result<(Report, Box<dyn Observer>), Error> {
     let scenario = config::parse(text)?;
-    let (report, observer) = run_observed(&scenario, opts, Some(observer))?;
+    let (report, observer) = run_observed(&scenario, opts, Some(observer), None)?;
     Ok((report, observer.expect("the observer given is handed back")))
 }
 
@@ -193,12 +230,22 @@ fn run_observed(
     s: &Scenario,
     opts: &RunOptions,
     observer: Option<Box<dyn Observer>>,
+    on_progress: Option<crate::sim::ProgressHook>,
 ) -> Result<(Report, Option<Box<dyn Observer>>), Error> {
     let seed = opts.seed.unwrap_or(s.seed);
+    let mut loaded;
+    let s = if matches!(&s.workload, WorkloadConfig::PcapReplay(_)) {
+        loaded = s.clone();
+        crate::workload::replay::prepare(&mut loaded, &opts.source)?;
+        &loaded
+    } else {
+        s
+    };
     let mut sim = Sim::build(s, seed, opts.pcap_dir.as_deref())?;
     if let Some(o) = observer {
         sim.probes = Probes::new(o);
     }
+    sim.progress = on_progress;
     let max_prop = s.links.iter().map(|l| l.propagation.0).max().unwrap_or(0);
     let drain = Dur(1_000_000_000u64.max(8 * max_prop));
     sim.run(Time::ZERO + s.run.time_limit.dur(), drain)?;
@@ -232,15 +279,34 @@ fn progress(sim: &Sim) -> String {
 fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec<String>) -> Report {
     let mut flows = Vec::new();
     let (mut duration, mut ceiling) = (Dur::ZERO, None);
-    let (mut transactions, mut rate, mut mean, mut p50, mut p99) = (None, None, None, None, None);
+    let mut rr = RrStats::default();
+    let (mut jain, mut bulk_flows) = (None, None);
     let (mut netpipe, mut latency, mut peak) = (None, None, None);
     let (mut send_bps, mut datagrams_sent, mut datagrams_received) = (None, None, None);
     match &s.workload {
         WorkloadConfig::Bulk(b) => {
             let (tx, rx) = (host(sim, &b.from), host(sim, &b.to));
-            if let (App::BulkTx(snd), App::BulkRx(rcv)) = (&sim.apps[tx], &sim.apps[rx]) {
-                let start = snd.started.expect("a finished transfer started");
-                duration = rcv.last_byte.expect("a finished transfer delivered").since(start);
+            let (senders, receivers) = (members(&sim.apps[tx]), members(&sim.apps[rx]));
+            let mut rows = Vec::new();
+            let (mut first, mut last) = (Time(u64::MAX), Time::ZERO);
+            for (i, (snd, rcv)) in senders.iter().zip(&receivers).enumerate() {
+                if let (App::BulkTx(snd), App::BulkRx(rcv)) = (snd, rcv) {
+                    let start = snd.started.expect("a finished transfer started");
+                    let end = rcv.last_byte.expect("a finished transfer delivered");
+                    (first, last) = (first.min(start), last.max(end));
+                    let bytes = rcv.received();
+                    let secs = end.since(start).as_secs_f64();
+                    let goodput_bps = if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
+                    let (start_s, end_s) = (start.as_secs_f64(), end.as_secs_f64());
+                    rows.push(BulkFlowRow { flow: i as u32, bytes, start_s, end_s, goodput_bps });
+                }
+            }
+            duration = last.since(first.min(last));
+            if rows.len() > 1 {
+                let sum: f64 = rows.iter().map(|r| r.goodput_bps).sum();
+                let squares: f64 = rows.iter().map(|r| r.goodput_bps * r.goodput_bps).sum();
+                jain = Some(if squares > 0.0 { sum * sum / (rows.len() as f64 * squares) } else { 1.0 });
+                bulk_flows = Some(rows);
             }
             let link = &s.links[sim_link(s, &b.from)];
             let ip_mtu = |h: usize| match s.hosts[h].tcp.mss {
@@ -255,29 +321,35 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
             if let App::RrClient(client) = &sim.apps[host(sim, &r.client)] {
                 let first = client.first.expect("started");
                 duration = client.last.expect("finished").since(first);
-                (transactions, rate, mean, p50, p99) = rr_stats(&client.latencies, duration);
+                rr = rr_stats(&client.latencies, duration);
+            }
+        }
+        WorkloadConfig::TcpCrr(r) => {
+            if let App::CrrClient(client) = &sim.apps[host(sim, &r.client)] {
+                let first = client.first.expect("started");
+                duration = client.last.expect("finished").since(first);
+                rr = rr_stats(&client.latencies, duration);
             }
         }
         WorkloadConfig::UdpRr(r) => {
             if let App::UdpRr(client) = &sim.apps[host(sim, &r.client)] {
                 let first = client.first.expect("started");
                 duration = client.last.expect("finished").since(first);
-                (transactions, rate, mean, p50, p99) = rr_stats(&client.latencies, duration);
+                rr = rr_stats(&client.latencies, duration);
             }
         }
-        WorkloadConfig::UdpStream(u) => {
+        WorkloadConfig::UdpStream(crate::config::UdpStreamConfig { from, to, .. })
+        | WorkloadConfig::PcapReplay(crate::config::PcapReplayConfig { from, to, .. }) => {
             // Receive rate over first send to last arrival; send rate over
             // first send to the sender's last datagram leaving its socket.
-            if let (App::UdpTx(sender), App::UdpRx(receiver)) =
-                (&sim.apps[host(sim, &u.from)], &sim.apps[host(sim, &u.to)])
-            {
+            if let (App::UdpTx(sender), App::UdpRx(receiver)) = (&sim.apps[host(sim, from)], &sim.apps[host(sim, to)]) {
                 let start = sender.started.expect("the stream started");
                 let sending = sender.finished_at().expect("the stream finished").since(start);
                 duration = receiver.last.map_or(sending, |t| t.since(start));
                 datagrams_sent = Some(sender.sent());
                 datagrams_received = Some(receiver.received);
                 if sending.ps() > 0 {
-                    send_bps = Some((sender.sent() * u.size.0) as f64 * 8.0 / sending.as_secs_f64());
+                    send_bps = Some(sender.sent_bytes() as f64 * 8.0 / sending.as_secs_f64());
                 }
             }
         }
@@ -334,12 +406,14 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
         data_segments: sim.links.iter().flat_map(|l| l.monitors.iter()).map(|m| m.data_segments).sum(),
         ceiling_bps: ceiling,
         verified: true,
-        transactions,
-        transaction_rate: rate,
-        mean_latency_s: mean,
-        p50_latency_s: p50,
-        p99_latency_s: p99,
+        transactions: rr.transactions,
+        transaction_rate: rr.rate,
+        mean_latency_s: rr.mean,
+        p50_latency_s: rr.p50,
+        p90_latency_s: rr.p90,
+        p99_latency_s: rr.p99,
         events: sim.events(),
+        jain_fairness: jain,
     };
     let mut workload = serde_json::to_value(&s.workload).expect("serialisable");
     if let serde_json::Value::Object(map) = &mut workload {
@@ -375,6 +449,7 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
             })
             .collect(),
         flows,
+        bulk_flows,
         netpipe,
         pcaps: pcaps
             .iter()
@@ -383,21 +458,42 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
     }
 }
 
-/// Transactions, rate, mean, median and 99th-percentile latency (s) of a
-/// request/response run that took `duration`.
-#[allow(clippy::type_complexity)]
-fn rr_stats(latencies: &[u64], duration: Dur) -> (Option<u64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
+/// Transactions, rate and latency statistics (s) of a request/response run.
+#[derive(Debug, Default)]
+struct RrStats {
+    transactions: Option<u64>,
+    rate: Option<f64>,
+    mean: Option<f64>,
+    p50: Option<f64>,
+    p90: Option<f64>,
+    p99: Option<f64>,
+}
+
+/// The statistics of a request/response run that took `duration`;
+/// percentile `q` is the smallest latency with at least `q` of them at or
+/// below it (nearest rank).
+fn rr_stats(latencies: &[u64], duration: Dur) -> RrStats {
     let mut lat = latencies.to_vec();
     lat.sort_unstable();
     let secs = |ps: u64| ps as f64 / 1e12;
     let n = lat.len();
-    (
-        Some(n as u64),
-        Some(n as f64 / duration.as_secs_f64().max(1e-18)),
-        Some(secs(lat.iter().sum::<u64>()) / n as f64),
-        Some(secs(lat[(n - 1) / 2])),
-        Some(secs(lat[((n as f64 * 0.99).ceil() as usize).clamp(1, n) - 1])),
-    )
+    let rank = |q: f64| secs(lat[((n as f64 * q).ceil() as usize).clamp(1, n) - 1]);
+    RrStats {
+        transactions: Some(n as u64),
+        rate: Some(n as f64 / duration.as_secs_f64().max(1e-18)),
+        mean: Some(secs(lat.iter().sum::<u64>()) / n as f64),
+        p50: Some(secs(lat[(n - 1) / 2])),
+        p90: Some(rank(0.9)),
+        p99: Some(rank(0.99)),
+    }
+}
+
+/// The applications of a host: its members if several, else itself.
+fn members(app: &App) -> Vec<&App> {
+    match app {
+        App::Multi(m) => m.members.iter().collect(),
+        one => vec![one],
+    }
 }
 
 fn host(sim: &Sim, name: &str) -> usize {

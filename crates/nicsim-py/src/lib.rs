@@ -182,9 +182,10 @@ impl Observer for PyObserver {
 /// as pretty JSON. `source` names the file in messages and in the result,
 /// `seed` overrides the scenario's seed, `pcap_dir` asks for one pcap per
 /// link, `probes` maps event names (`PROBE_EVENTS`) to callables that get
-/// each such event as a `ProbeEvent`.
+/// each such event as a `ProbeEvent`, and `progress` is called now and then
+/// with `(sim_time_s, done, total, events)` (`total` None when unknown).
 #[pyfunction]
-#[pyo3(signature = (text, source = "<string>", seed = None, pcap_dir = None, probes = None))]
+#[pyo3(signature = (text, source = "<string>", seed = None, pcap_dir = None, probes = None, progress = None))]
 fn run_scenario(
     py: Python<'_>,
     text: &str,
@@ -192,24 +193,45 @@ fn run_scenario(
     seed: Option<u64>,
     pcap_dir: Option<PathBuf>,
     probes: Option<&Bound<'_, PyDict>>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let opts = RunOptions { source: source.to_owned(), seed, pcap_dir };
     let text = text.to_owned();
-    let Some(probes) = probes else {
+    let probes = probes.map(Probes::from_dict).transpose()?;
+    if probes.is_none() && progress.is_none() {
         return py
             .detach(move || nicsim_core::run_toml(&text, &opts).map(|report| report.to_json()))
             .map_err(|e| to_py_err(py, e));
-    };
-    let probes = Probes::from_dict(probes)?;
-    let (outcome, probes) = py.detach(move || {
-        let shared = Rc::new(RefCell::new(probes));
-        let outcome = nicsim_core::api::run_toml_observed(&text, &opts, Box::new(PyObserver(Rc::clone(&shared))))
-            .map(|(report, _observer)| report.to_json());
-        let probes = Rc::into_inner(shared).expect("the core drops the observer before returning").into_inner();
-        (outcome, probes)
+    }
+    let (outcome, probe_error, progress_error) = py.detach(move || {
+        let shared = probes.map(|p| Rc::new(RefCell::new(p)));
+        let observer = shared.as_ref().map(|s| Box::new(PyObserver(Rc::clone(s))) as Box<dyn Observer>);
+        let failed: Rc<RefCell<Option<PyErr>>> = Rc::default();
+        let outcome = match progress {
+            Some(callback) => {
+                let failed = Rc::clone(&failed);
+                let hook = Box::new(move |p: &nicsim_core::sim::Progress| {
+                    if failed.borrow().is_some() {
+                        return;
+                    }
+                    let args = (p.sim_time_s, p.done, p.total, p.events);
+                    if let Err(e) = Python::attach(|py| callback.call1(py, args).map(|_| ())) {
+                        *failed.borrow_mut() = Some(e);
+                    }
+                });
+                nicsim_core::api::run_toml_progress(&text, &opts, observer, hook)
+            }
+            None => nicsim_core::api::run_toml_observed(&text, &opts, observer.expect("probes were given"))
+                .map(|(report, observer)| (report, Some(observer))),
+        }
+        .map(|(report, _observer)| report.to_json());
+        let probe_error = shared
+            .and_then(|s| Rc::into_inner(s).expect("the core drops the observer before returning").into_inner().error);
+        let progress_error = failed.borrow_mut().take();
+        (outcome, probe_error, progress_error)
     });
-    // A probe's exception comes first: it happened during the run.
-    if let Some(e) = probes.error {
+    // A callback's exception comes first: it happened during the run.
+    if let Some(e) = probe_error.or(progress_error) {
         return Err(e);
     }
     outcome.map_err(|e| to_py_err(py, e))

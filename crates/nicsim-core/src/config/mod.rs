@@ -306,6 +306,35 @@ pub enum WorkloadConfig {
     UdpStream(UdpStreamConfig),
     /// UDP request/response, one at a time (netperf UDP_RR).
     UdpRr(RrConfig),
+    /// TCP connect, request, response, close, repeated: a new connection per
+    /// transaction (netperf TCP_CRR).
+    TcpCrr(RrConfig),
+    /// A pcap file's frame sizes and timing replayed as UDP datagrams.
+    PcapReplay(PcapReplayConfig),
+}
+
+/// Replay of a pcap file as UDP traffic.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapReplayConfig {
+    /// Sending host.
+    pub from: String,
+    /// Receiving host.
+    pub to: String,
+    /// Classic pcap file (µs or ns timestamps, Ethernet or raw IP), relative to the scenario file.
+    pub file: String,
+    /// Replay at most this many records (default: all).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// How long the receiver waits for stragglers after the last datagram was sent.
+    #[serde(default = "default_linger")]
+    pub linger: Duration,
+    /// Receiver's UDP port.
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// Send times and sizes read from `file` before the run.
+    #[serde(skip)]
+    pub schedule: Option<std::sync::Arc<crate::workload::replay::Schedule>>,
 }
 
 /// A UDP stream.
@@ -384,6 +413,10 @@ pub struct NetpipeConfig {
     /// Stream mode (`-s`): blocks one way, time per block not halved.
     #[serde(default)]
     pub stream: bool,
+    /// Bidirectional mode (`-2`): both ends send a block at once, then
+    /// receive the other's; blocks are capped at the send buffer size.
+    #[serde(default)]
+    pub bidirectional: bool,
     /// Cache invalidation (`-I`): data always comes from main memory (timed hosts).
     #[serde(default)]
     pub invalidate_cache: bool,
@@ -428,9 +461,17 @@ pub struct BulkConfig {
     /// Bytes handed to the socket per write call.
     #[serde(default = "default_write_size")]
     pub write_size: Size,
-    /// Receiver's TCP port.
+    /// Receiver's TCP port (flow `i` uses `port + i`).
     #[serde(default = "default_port")]
     pub port: u16,
+    /// Concurrent TCP connections from `from` to `to` (1 to 1024); each
+    /// sends `bytes` (or for `duration`) and is checked on its own.
+    #[serde(default = "one_flow")]
+    pub flows: u32,
+}
+
+fn one_flow() -> u32 {
+    1
 }
 
 fn default_write_size() -> Size {

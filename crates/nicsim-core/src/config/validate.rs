@@ -26,6 +26,8 @@ const MAX_SPAN: u64 = 1_000_000 * PS_PER_S;
 /// Most bins the CPU utilisation time series of all timed cores may have
 /// together (8 bytes each: 160 MB).
 const MAX_SAMPLE_BINS: u64 = 20_000_000;
+/// Most concurrent bulk flows (each holds two socket buffers per host).
+const MAX_FLOWS: u32 = 1024;
 
 fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError::new(path, reason))
@@ -207,22 +209,33 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             if b.port == 0 {
                 return err("workload.bulk.port", "must be 1 to 65535");
             }
+            if !(1..=MAX_FLOWS).contains(&b.flows) {
+                return err("workload.bulk.flows", format!("must be 1 to {MAX_FLOWS}, got {}", b.flows));
+            }
+            if u32::from(b.port) + b.flows - 1 > 65_535 {
+                return err(
+                    "workload.bulk.flows",
+                    format!(
+                        "flow {} would need port {} (port + flow index), above 65535",
+                        b.flows - 1,
+                        u32::from(b.port) + b.flows - 1
+                    ),
+                );
+            }
         }
-        WorkloadConfig::RequestResponse(r) => {
-            pair_ok("request_response", ("client", &r.client), ("server", &r.server))?;
+        WorkloadConfig::RequestResponse(r) | WorkloadConfig::TcpCrr(r) => {
+            let kind = if matches!(s.workload, WorkloadConfig::TcpCrr(_)) { "tcp_crr" } else { "request_response" };
+            pair_ok(kind, ("client", &r.client), ("server", &r.server))?;
             for (field, size) in [("request", r.request), ("response", r.response)] {
                 if !(1..=MAX_BUFFER).contains(&size.0) {
-                    return err(
-                        format!("workload.request_response.{field}"),
-                        format!("must be 1B to 1GiB, got {size}"),
-                    );
+                    return err(format!("workload.{kind}.{field}"), format!("must be 1B to 1GiB, got {size}"));
                 }
             }
             if r.transactions == 0 {
-                return err("workload.request_response.transactions", "must be at least 1");
+                return err(format!("workload.{kind}.transactions"), "must be at least 1");
             }
             if r.port == 0 {
-                return err("workload.request_response.port", "must be 1 to 65535");
+                return err(format!("workload.{kind}.port"), "must be 1 to 65535");
             }
         }
         WorkloadConfig::UdpStream(u) => {
@@ -259,6 +272,18 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                 return err("workload.udp_stream.port", "must be 1 to 65535");
             }
         }
+        WorkloadConfig::PcapReplay(p) => {
+            pair_ok("pcap_replay", ("from", &p.from), ("to", &p.to))?;
+            if p.file.is_empty() {
+                return err("workload.pcap_replay.file", "must name a pcap file");
+            }
+            if p.limit == Some(0) {
+                return err("workload.pcap_replay.limit", "must be above zero");
+            }
+            if p.port == 0 {
+                return err("workload.pcap_replay.port", "must be 1 to 65535");
+            }
+        }
         WorkloadConfig::UdpRr(u) => {
             pair_ok("udp_rr", ("client", &u.client), ("server", &u.server))?;
             for (field, size) in [("request", u.request), ("response", u.response)] {
@@ -290,6 +315,12 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                 if !(MIN_BUFFER..=MAX_BUFFER).contains(&b.0) {
                     return err("workload.netpipe.buffer", format!("must be 1KiB to 1GiB, got {b}"));
                 }
+            }
+            if n.bidirectional && n.stream {
+                return err(
+                    "workload.netpipe.bidirectional",
+                    "cannot be combined with stream mode (NetPIPE's -2 and -s)",
+                );
             }
             if n.run_time.is_some_and(|t| t.0 == 0) {
                 return err("workload.netpipe.run_time", "must be above zero");

@@ -215,6 +215,12 @@ impl Host {
         handle
     }
 
+    /// Remove a TCP socket the application is finished with.
+    pub fn remove_tcp_socket(&mut self, handle: SocketHandle) {
+        self.tcp_sockets.retain(|(h, _)| *h != handle);
+        self.sockets.remove(handle);
+    }
+
     /// Add a UDP socket sized from the host's `udp` knobs.
     pub fn add_udp_socket(&mut self) -> SocketHandle {
         let u = &self.cfg.udp;

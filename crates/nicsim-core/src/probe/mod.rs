@@ -1,10 +1,12 @@
 //! Probes: measurement that watches the simulation without changing it.
 //!
-//! * [`pcap::Trace`] — one pcap per link, nanosecond timestamps.
+//! * [`pcap::Trace`] — one pcap per link, nanosecond timestamps;
+//!   [`pcap_read::parse`] reads classic pcap files (for replay).
 //! * [`wire::TcpMonitor`] — per-flow TCP analysis of frames as they go on
 //!   the wire (data segments, retransmissions), like tshark's analysis.
 //! * [`observer::Observer`] — user probes on named events (Python callbacks).
 
 pub mod observer;
 pub mod pcap;
+pub mod pcap_read;
 pub mod wire;

@@ -43,6 +43,10 @@ impl TcpMonitor {
         let seq = tcp.seq_number().0 as u32;
         let end = seq.wrapping_add(len).wrapping_add(u32::from(tcp.syn()) + u32::from(tcp.fin()));
         let key = (ip.src_addr().octets(), tcp.src_port(), ip.dst_addr().octets(), tcp.dst_port());
+        if tcp.syn() {
+            // A new connection (TCP_CRR reuses ports): its sequence space starts here.
+            self.highest.insert(key, seq);
+        }
         let highest = self.highest.entry(key).or_insert(seq);
         // A data segment starting before the highest sequence sent re-sends
         // sequence space (wholly or partly): a retransmission.
@@ -68,12 +72,17 @@ mod tests {
 
     /// A literal Ethernet/IPv4/TCP frame with `len` payload bytes at `seq`.
     fn segment(seq: i32, len: usize) -> Vec<u8> {
+        flagged(seq, len, TcpControl::None)
+    }
+
+    /// The same with a control flag (SYN, FIN, ...).
+    fn flagged(seq: i32, len: usize, control: TcpControl) -> Vec<u8> {
         let payload = vec![7u8; len];
         let (src, dst) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
         let tcp = TcpRepr {
             src_port: 49152,
             dst_port: 5001,
-            control: TcpControl::None,
+            control,
             seq_number: TcpSeqNumber(seq),
             ack_number: None,
             window_len: 1000,
@@ -116,6 +125,17 @@ mod tests {
         m.observe(&segment(1150, 100)); // overlaps the end
         m.observe(&segment(1250, 0)); // pure ACK: not data
         assert_eq!((m.data_segments, m.retransmissions), (4, 2));
+    }
+
+    #[test]
+    fn a_new_connection_on_a_reused_port_starts_afresh() {
+        let mut m = TcpMonitor::default();
+        m.observe(&segment(5000, 100));
+        m.observe(&flagged(1000, 0, TcpControl::Syn)); // same ports, lower initial sequence
+        m.observe(&segment(1001, 100));
+        assert_eq!((m.data_segments, m.retransmissions), (2, 0));
+        m.observe(&segment(1001, 100));
+        assert_eq!(m.retransmissions, 1);
     }
 
     #[test]

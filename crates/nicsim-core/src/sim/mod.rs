@@ -91,6 +91,8 @@ pub struct Sim {
     pub probes: Probes,
     /// Frames (copies included) that reached each host's device from its link.
     arrived: Vec<u64>,
+    /// Called every [`PROGRESS_EVERY`] events with how far the run has got.
+    pub progress: Option<ProgressHook>,
 }
 
 /// The hosts' configurations with the workload's own settings applied
@@ -108,6 +110,25 @@ fn workload_hosts(s: &Scenario) -> Vec<crate::config::HostConfig> {
     hosts
 }
 
+/// How far a run has got, for progress displays. Reading it changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// Simulated time, seconds.
+    pub sim_time_s: f64,
+    /// Events executed.
+    pub events: u64,
+    /// Units of the workload done (NetPIPE block sizes, transactions, bytes, datagrams).
+    pub done: u64,
+    /// Units in all, when known.
+    pub total: Option<u64>,
+}
+
+/// A progress callback (see [`Sim::progress`]).
+pub type ProgressHook = Box<dyn FnMut(&Progress)>;
+
+/// Events between two progress reports.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
 /// Safety bound on back-to-back stack/application rounds within one poll.
 const MAX_ROUNDS_PER_POLL: usize = 64;
 
@@ -115,6 +136,15 @@ impl Sim {
     /// Assemble a validated scenario. With `pcap_dir`, each link writes
     /// `link<i>-<a>-<b>.pcap` there.
     pub fn build(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Sim, Error> {
+        // A pcap replay file not loaded yet is read relative to the working directory.
+        let mut loaded;
+        let s = if matches!(&s.workload, crate::config::WorkloadConfig::PcapReplay(p) if p.schedule.is_none()) {
+            loaded = s.clone();
+            crate::workload::replay::prepare(&mut loaded, "")?;
+            &loaded
+        } else {
+            s
+        };
         let index = |name: &str| s.hosts.iter().position(|h| h.name == name).expect("validated");
         let mut ports = vec![Port { link: usize::MAX, end: 0 }; s.hosts.len()];
         let mut mtus = vec![0usize; s.hosts.len()];
@@ -179,6 +209,7 @@ impl Sim {
             seed,
             probes: Probes::default(),
             arrived: vec![0; n],
+            progress: None,
         };
         for h in 0..n {
             sim.request_poll(h, Time::ZERO);
@@ -208,6 +239,9 @@ impl Sim {
             self.dispatch(now, ev)?;
             if self.probes.stop_requested() {
                 return Err(Error::Simulation(format!("a probe stopped the run at {now}")));
+            }
+            if self.progress.is_some() && self.sched.executed().is_multiple_of(PROGRESS_EVERY) {
+                self.report_progress(now);
             }
             if self.finished_at.is_none() && self.apps.iter().all(|a| a.is_done(now)) {
                 self.finished_at = Some(now);
@@ -257,6 +291,23 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// How far the run has got at `now`.
+    pub fn progress_at(&self, now: Time) -> Progress {
+        let (mut done, mut total) = (0, Some(0));
+        for (d, t) in self.apps.iter().filter_map(|a| a.progress()) {
+            done += d;
+            total = total.zip(t).map(|(a, b)| a + b);
+        }
+        Progress { sim_time_s: now.as_secs_f64(), events: self.sched.executed(), done, total: total.filter(|&t| t > 0) }
+    }
+
+    fn report_progress(&mut self, now: Time) {
+        let info = self.progress_at(now);
+        if let Some(hook) = self.progress.as_mut() {
+            hook(&info);
+        }
     }
 
     fn dispatch(&mut self, now: Time, ev: Event) -> Result<(), Error> {
@@ -389,6 +440,7 @@ impl Sim {
                 crate::workload::Op::Write { .. } | crate::workload::Op::SendTo { .. } => 0.0,
                 crate::workload::Op::Read { .. } | crate::workload::Op::RecvFrom { .. } => 1.0,
                 crate::workload::Op::Close { .. } => 2.0,
+                crate::workload::Op::Connect { .. } => 3.0,
             };
             let fields = [("op", kind), ("bytes", op.bytes() as f64)];
             self.probes.emit(observer::CALL, now, &self.hosts[h].name, &fields);

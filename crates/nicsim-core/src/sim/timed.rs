@@ -608,7 +608,7 @@ impl Sim {
             Op::Write { .. } | Op::SendTo { .. } => (c.socket_send, op.bytes() <= t.timing.memory.cache_size.0 / 2),
             // Received data arrived by DMA: it is never in the cache.
             Op::Read { .. } | Op::RecvFrom { .. } => (c.socket_recv, false),
-            Op::Close { .. } => (c.socket_send, true),
+            Op::Close { .. } | Op::Connect { .. } => (c.socket_send, true),
         };
         pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
         pieces.push((Layer::Socket, t.timing.cycles(socket)));
@@ -631,7 +631,7 @@ impl Sim {
         let path = match op {
             Op::Write { .. } | Op::SendTo { .. } => Path::Send,
             Op::Read { .. } | Op::RecvFrom { .. } => Path::Receive,
-            Op::Close { .. } => Path::Other,
+            Op::Close { .. } | Op::Connect { .. } => Path::Other,
         };
         let job = Job::new(Class::Task, pieces, Next::AppOp(op)).for_msg(msg).on(path);
         self.submit(h, core, now, job);

@@ -3,9 +3,10 @@
 //! system calls. The host decides when a call runs and what it costs (an
 //! ideal host: at once and for free), then [`App::perform`] carries it out.
 //!
-//! * **bulk** — one TCP connection; the sender writes a seeded byte pattern
-//!   (a byte count, or for a duration) and closes; the receiver checks every
-//!   byte against the pattern.
+//! * **bulk** — one TCP connection (or `flows` of them, see [`Multi`]); the
+//!   sender writes a seeded byte pattern (a byte count, or for a duration)
+//!   and closes; the receiver checks every byte against the pattern.
+//! * **tcp_crr** — a new connection per request/response ([`crr`]).
 //! * **request_response** — one TCP connection; the client writes a request,
 //!   waits for the whole response, and repeats; both directions are checked.
 //!
@@ -14,8 +15,10 @@
 //! and length: `nicsim_core::api::pattern_bytes` regenerates it, e.g. to
 //! compare with what tshark reassembles from a trace.
 
+pub mod crr;
 pub mod netpipe;
 pub mod pattern;
+pub mod replay;
 pub mod udp;
 
 use smoltcp::iface::SocketHandle;
@@ -91,6 +94,11 @@ pub enum Op {
         /// Bytes copied out of the socket.
         bytes: u64,
     },
+    /// Open a TCP connection (an active open from a fresh port).
+    Connect {
+        /// Socket connecting.
+        sock: SocketHandle,
+    },
     /// Close the sending side.
     Close {
         /// Socket closed.
@@ -120,7 +128,7 @@ impl Op {
             | Op::Read { bytes, .. }
             | Op::SendTo { bytes, .. }
             | Op::RecvFrom { bytes, .. } => bytes,
-            Op::Close { .. } => 0,
+            Op::Close { .. } | Op::Connect { .. } => 0,
         }
     }
 }
@@ -157,6 +165,13 @@ pub struct BulkReceiver {
     pub last_byte: Option<Time>,
     /// The whole stream arrived (or the sender closed, in duration mode).
     pub done: bool,
+}
+
+impl BulkReceiver {
+    /// Bytes received and verified.
+    pub fn received(&self) -> u64 {
+        self.check.received
+    }
 }
 
 /// Client side of request/response.
@@ -213,6 +228,31 @@ pub enum App {
     UdpRx(udp::UdpReceiver),
     /// UDP request/response client or server.
     UdpRr(udp::UdpRrEnd),
+    /// TCP_CRR client (a connection per transaction).
+    CrrClient(crr::CrrClient),
+    /// TCP_CRR server.
+    CrrServer(crr::CrrServer),
+    /// Several applications on one host (concurrent flows).
+    Multi(Multi),
+}
+
+/// Several applications on one host, each on its own sockets. Like one
+/// process serving many sockets, the host makes one socket call at a time,
+/// offering the next call to the members in turn (round robin).
+pub struct Multi {
+    /// The applications, in flow order.
+    pub members: Vec<App>,
+    /// Member asked first for the next call.
+    next: usize,
+    /// Member whose call was chosen last (it performs it).
+    last: usize,
+}
+
+impl Multi {
+    /// Members taking turns.
+    pub fn new(members: Vec<App>) -> Multi {
+        Multi { members, next: 0, last: 0 }
+    }
 }
 
 fn host_index(hosts: &[Host], name: &str) -> usize {
@@ -220,13 +260,25 @@ fn host_index(hosts: &[Host], name: &str) -> usize {
 }
 
 fn open(hosts: &mut [Host], client: usize, server: usize, port: u16) -> (SocketHandle, SocketHandle) {
+    open_from(hosts, client, server, port, EPHEMERAL_PORT)
+}
+
+/// A listening socket on `server`'s `port` and a socket on `client`
+/// connecting to it from `local_port`.
+fn open_from(
+    hosts: &mut [Host],
+    client: usize,
+    server: usize,
+    port: u16,
+    local_port: u16,
+) -> (SocketHandle, SocketHandle) {
     let listen = hosts[server].add_tcp_socket();
     hosts[server].sockets.get_mut::<tcp::Socket>(listen).listen(port).expect("fresh socket listens");
     let remote = (IpAddress::Ipv4(hosts[server].ip), port);
     let h = &mut hosts[client];
     let active = h.add_tcp_socket();
     let sock = h.sockets.get_mut::<tcp::Socket>(active);
-    sock.connect(h.iface.context(), remote, EPHEMERAL_PORT).expect("fresh socket connects");
+    sock.connect(h.iface.context(), remote, local_port).expect("fresh socket connects");
     (active, listen)
 }
 
@@ -244,27 +296,35 @@ fn open_udp(hosts: &mut [Host], client: usize, server: usize, port: u16) -> (Soc
 pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> {
     let mut apps: Vec<App> = hosts.iter().map(|_| App::Idle).collect();
     match cfg {
-        WorkloadConfig::Bulk(BulkConfig { from, to, bytes, duration, write_size, port }) => {
+        WorkloadConfig::Bulk(BulkConfig { from, to, bytes, duration, write_size, port, flows }) => {
             let (tx, rx) = (host_index(hosts, from), host_index(hosts, to));
-            let (active, listen) = open(hosts, tx, rx, *port);
-            apps[tx] = App::BulkTx(BulkSender {
-                sock: active,
-                pattern: Pattern::new(seed, 0),
-                total: bytes.map(|b| b.0),
-                duration: duration.map(|d| d.dur()),
-                chunk: write_size.0,
-                sent: 0,
-                closed: false,
-                started: None,
-            });
-            apps[rx] = App::BulkRx(BulkReceiver {
-                sock: listen,
-                check: Checker::new(seed, 0),
-                total: bytes.map(|b| b.0),
-                chunk: write_size.0,
-                last_byte: None,
-                done: false,
-            });
+            let (mut senders, mut receivers) = (Vec::new(), Vec::new());
+            for i in 0..*flows {
+                // Flow i: pattern stream i, receiver port `port + i`, sender port 49152 + i.
+                let (port, local) = (port + i as u16, EPHEMERAL_PORT.wrapping_add(i as u16));
+                let (active, listen) = open_from(hosts, tx, rx, port, local);
+                senders.push(App::BulkTx(BulkSender {
+                    sock: active,
+                    pattern: Pattern::new(seed, u64::from(i)),
+                    total: bytes.map(|b| b.0),
+                    duration: duration.map(|d| d.dur()),
+                    chunk: write_size.0,
+                    sent: 0,
+                    closed: false,
+                    started: None,
+                }));
+                receivers.push(App::BulkRx(BulkReceiver {
+                    sock: listen,
+                    check: Checker::new(seed, u64::from(i)),
+                    total: bytes.map(|b| b.0),
+                    chunk: write_size.0,
+                    last_byte: None,
+                    done: false,
+                }));
+            }
+            let one = |mut v: Vec<App>| if v.len() == 1 { v.pop().expect("one") } else { App::Multi(Multi::new(v)) };
+            apps[tx] = one(senders);
+            apps[rx] = one(receivers);
         }
         WorkloadConfig::RequestResponse(RrConfig { client, server, request, response, transactions, port }) => {
             let (c, s) = (host_index(hosts, client), host_index(hosts, server));
@@ -305,6 +365,24 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
                 poisson: u.arrivals == crate::config::Arrivals::Poisson,
                 bursts: u.on.zip(u.off).map(|(on, off)| (on.dur(), off.dur())),
                 linger: u.linger.dur(),
+                replay: None,
+            };
+            let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);
+            apps[tx] = App::UdpTx(Box::new(sender));
+            apps[rx] = App::UdpRx(receiver);
+        }
+        WorkloadConfig::PcapReplay(p) => {
+            let (tx, rx) = (host_index(hosts, &p.from), host_index(hosts, &p.to));
+            let (a, b, peer) = open_udp(hosts, tx, rx, p.port);
+            let opts = udp::StreamOptions {
+                size: replay::MIN_PAYLOAD,
+                count: None,
+                duration: None,
+                rate: None,
+                poisson: false,
+                bursts: None,
+                linger: p.linger.dur(),
+                replay: Some(p.schedule.clone().expect("the replay file is loaded before the run")),
             };
             let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);
             apps[tx] = App::UdpTx(Box::new(sender));
@@ -317,13 +395,30 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
             apps[c] = App::UdpRr(client);
             apps[s] = App::UdpRr(server);
         }
+        WorkloadConfig::TcpCrr(r) => {
+            let (c, s) = (host_index(hosts, &r.client), host_index(hosts, &r.server));
+            let listen = hosts[s].add_tcp_socket();
+            hosts[s].sockets.get_mut::<tcp::Socket>(listen).listen(r.port).expect("fresh socket listens");
+            let at = IpEndpoint::new(IpAddress::Ipv4(hosts[s].ip), r.port);
+            let (client, server) = crr::pair(listen, at, seed, r.request.0, r.response.0, r.transactions);
+            apps[c] = App::CrrClient(client);
+            apps[s] = App::CrrServer(server);
+        }
         WorkloadConfig::Netpipe(n) => {
             let (c, s) = (host_index(hosts, &n.client), host_index(hosts, &n.server));
             let (active, listen) = open(hosts, c, s, n.port);
             // NPtcp sets TCP_NODELAY on both ends.
             hosts[c].sockets.get_mut::<tcp::Socket>(active).set_nagle_enabled(false);
             hosts[s].sockets.get_mut::<tcp::Socket>(listen).set_nagle_enabled(false);
-            let (client, server) = netpipe::pair(active, listen, seed, netpipe_options(n));
+            let mut opts = netpipe_options(n);
+            if n.bidirectional {
+                // NPtcp -2 caps the blocks at the socket buffer size: a block
+                // must fit the send buffer while the peer is sending too.
+                let cap = |h: &Host, s| h.sockets.get::<tcp::Socket>(s).send_capacity() as u64;
+                opts.upper = opts.upper.min(cap(&hosts[c], active)).min(cap(&hosts[s], listen));
+                opts.bidir = true;
+            }
+            let (client, server) = netpipe::pair(active, listen, seed, opts);
             apps[c] = App::NpClient(client);
             apps[s] = App::NpServer(server);
         }
@@ -339,6 +434,7 @@ fn netpipe_options(n: &NetpipeConfig) -> netpipe::Options {
         upper: n.upper.map_or(u64::MAX, |u| u.0),
         perturbation: n.perturbation,
         stream: n.stream,
+        bidir: false,
         run_time: n.run_time.map_or(crate::engine::Dur(run_time), |t| t.dur()),
         trials,
         stop_time: n.stop_time.dur(),
@@ -409,6 +505,19 @@ impl App {
             App::UdpTx(s) => s.next_op(now, host),
             App::UdpRx(r) => r.next_op(host),
             App::UdpRr(e) => e.next_op(now, host),
+            App::CrrClient(c) => c.next_op(now, host),
+            App::CrrServer(s) => s.next_op(host),
+            App::Multi(m) => {
+                let n = m.members.len();
+                for k in 0..n {
+                    let i = (m.next + k) % n;
+                    if let Some(op) = m.members[i].next_op(now, host) {
+                        (m.last, m.next) = (i, (i + 1) % n);
+                        return Some(op);
+                    }
+                }
+                None
+            }
             App::RrServer(s) => {
                 let sock = host.sockets.get::<tcp::Socket>(s.sock);
                 if s.closed {
@@ -440,11 +549,16 @@ impl App {
             App::UdpTx(s) => return s.perform(now, host),
             App::UdpRx(r) => return r.perform(now, host),
             App::UdpRr(e) => return e.perform(op, now, host),
+            App::CrrClient(c) => return c.perform(op, now, host),
+            App::CrrServer(s) => return s.perform(op, host),
+            App::Multi(m) => return m.members[m.last].perform(op, now, host),
             _ => {}
         }
         let sock = match op {
             Op::Write { sock, .. } | Op::Read { sock, .. } | Op::Close { sock } => sock,
-            Op::SendTo { .. } | Op::RecvFrom { .. } => unreachable!("UDP calls are made by UDP applications"),
+            Op::SendTo { .. } | Op::RecvFrom { .. } | Op::Connect { .. } => {
+                unreachable!("UDP calls and connects are made by other applications")
+            }
         };
         let sock = host.sockets.get_mut::<tcp::Socket>(sock);
         match (self, op) {
@@ -497,6 +611,9 @@ impl App {
         match self {
             App::RrClient(c) => Some(c.completed),
             App::RrServer(s) => Some(s.sent / s.response),
+            App::CrrClient(c) => Some(c.current_msg()),
+            App::CrrServer(s) => Some(s.current_msg()),
+            App::Multi(m) => m.members.iter().find_map(App::current_msg),
             _ => None,
         }
     }
@@ -507,6 +624,28 @@ impl App {
         match self {
             App::UdpTx(s) => s.wake_at(),
             App::UdpRx(r) => r.wake_at(),
+            App::Multi(m) => m.members.iter().filter_map(App::wake_at).min(),
+            _ => None,
+        }
+    }
+
+    /// Work done and work in all (when known), for progress displays;
+    /// `None` for applications that only serve or receive.
+    pub fn progress(&self) -> Option<(u64, Option<u64>)> {
+        match self {
+            App::NpClient(c) => Some(c.progress()),
+            App::RrClient(c) => Some((c.completed, Some(c.transactions))),
+            App::CrrClient(c) => Some((c.completed, Some(c.transactions()))),
+            App::UdpRr(e) => e.progress(),
+            App::BulkRx(r) => Some((r.check.received, r.total)),
+            App::UdpTx(s) => Some(s.progress()),
+            App::Multi(m) => {
+                let parts: Vec<_> = m.members.iter().filter_map(App::progress).collect();
+                (!parts.is_empty()).then(|| {
+                    let done = parts.iter().map(|p| p.0).sum();
+                    (done, parts.iter().map(|p| p.1).sum::<Option<u64>>())
+                })
+            }
             _ => None,
         }
     }
@@ -514,7 +653,11 @@ impl App {
     /// Whether this application has finished its part at `now`.
     pub fn is_done(&self, now: Time) -> bool {
         match self {
-            App::Idle | App::BulkTx(_) | App::RrServer(_) | App::NpServer(_) | App::UdpTx(_) => true,
+            App::Idle | App::BulkTx(_) | App::RrServer(_) | App::NpServer(_) | App::UdpTx(_) | App::CrrServer(_) => {
+                true
+            }
+            App::CrrClient(c) => c.is_done(),
+            App::Multi(m) => m.members.iter().all(|a| a.is_done(now)),
             App::UdpRx(r) => r.is_done(now),
             App::UdpRr(e) => e.is_done(),
             App::NpClient(c) => c.is_done(),
@@ -533,6 +676,9 @@ impl App {
             App::NpServer(s) => vec![s.check_report(peer, me)],
             App::UdpRx(r) => vec![r.report(peer, me)],
             App::UdpRr(e) => vec![e.report(peer, me)],
+            App::CrrClient(c) => vec![c.report(peer, me)],
+            App::CrrServer(s) => vec![s.report(peer, me)],
+            App::Multi(m) => m.members.iter().flat_map(|a| a.flows(peer, me)).collect(),
             App::Idle | App::BulkTx(_) | App::UdpTx(_) => Vec::new(),
         }
     }

@@ -110,6 +110,8 @@ pub struct Options {
     pub perturbation: u64,
     /// Stream mode (`-s`).
     pub stream: bool,
+    /// Bidirectional mode (`-2`).
+    pub bidir: bool,
     /// Target time per trial (RUNTM).
     pub run_time: Dur,
     /// Trials per size (TRIALS).
@@ -146,6 +148,8 @@ struct Shared {
     len: Cell<u64>,
     /// Blocks still to come in the current stream trial (0: ping-pong).
     stream_left: Cell<u64>,
+    /// Bidirectional messages the receiver may start: its trials' sync.
+    bidir_budget: Cell<u64>,
 }
 
 /// The transmitting side (NetPIPE's `-h` host).
@@ -181,11 +185,15 @@ pub struct NpServer {
     sent: u64,
     owed: u64,
     closed: bool,
+    /// In a bidirectional message of `bidir_len` bytes (send, then receive).
+    in_bidir: bool,
+    bidir_len: u64,
+    bidir_done: u64,
 }
 
 /// A connected client/server pair sharing the block size.
 pub fn pair(client: SocketHandle, server: SocketHandle, seed: u64, opts: Options) -> (NpClient, NpServer) {
-    let shared = Rc::new(Shared { len: Cell::new(opts.start), stream_left: Cell::new(0) });
+    let shared = Rc::new(Shared { len: Cell::new(opts.start), ..Default::default() });
     let mut schedule = Schedule::new(opts.start, opts.upper, opts.perturbation);
     let first = schedule.next().unwrap_or(Step { bytes: opts.start, inc: 1 });
     let c = NpClient {
@@ -215,6 +223,9 @@ pub fn pair(client: SocketHandle, server: SocketHandle, seed: u64, opts: Options
         sent: 0,
         owed: 0,
         closed: false,
+        in_bidir: false,
+        bidir_len: 0,
+        bidir_done: 0,
     };
     (c, s)
 }
@@ -251,6 +262,11 @@ impl NpClient {
                     *t0 = now;
                     if stream {
                         self.shared.stream_left.set(self.nrepeat);
+                    }
+                    if self.opts.bidir {
+                        // Sync: the receiver starts its own nrepeat messages now.
+                        let budget = &self.shared.bidir_budget;
+                        budget.set(budget.get() + self.nrepeat);
                     }
                 }
                 _ => {}
@@ -294,7 +310,7 @@ impl NpClient {
                 sock.close();
                 self.closed = true;
             }
-            Op::SendTo { .. } | Op::RecvFrom { .. } => unreachable!("NetPIPE runs over TCP"),
+            Op::SendTo { .. } | Op::RecvFrom { .. } | Op::Connect { .. } => unreachable!("NetPIPE makes no {op:?}"),
         }
         Ok(())
     }
@@ -315,7 +331,8 @@ impl NpClient {
             Phase::Trial { trial, t0, .. } if self.opts.stream => self.phase = Phase::StreamAck { trial, t0 },
             Phase::Trial { trial, t0, .. } | Phase::StreamAck { trial, t0 } => {
                 let per_message = now.since(t0).as_secs_f64() / self.nrepeat as f64;
-                let t = if self.opts.stream { per_message } else { per_message / 2.0 };
+                // Ping-pong halves the round trip; stream and bidirectional do not.
+                let t = if self.opts.stream || self.opts.bidir { per_message } else { per_message / 2.0 };
                 self.best = self.best.min(t);
                 if trial + 1 < self.opts.trials {
                     self.phase = Phase::Trial { trial: trial + 1, rep: 0, t0: now };
@@ -337,7 +354,8 @@ impl NpClient {
 
     /// Record the current step and move to the next, or finish.
     fn finish_step(&mut self) {
-        let bytes = self.step.bytes;
+        // NetPIPE counts the bytes moved both ways in bidirectional mode.
+        let bytes = self.step.bytes * if self.opts.bidir { 2 } else { 1 };
         self.points.push(NetpipePoint {
             bytes,
             nrepeat: self.nrepeat,
@@ -360,6 +378,15 @@ impl NpClient {
         self.check.report(from, to)
     }
 
+    /// Block sizes measured, and in all when `upper` bounds the schedule.
+    pub fn progress(&self) -> (u64, Option<u64>) {
+        let total = (self.opts.upper < u64::MAX).then(|| {
+            let sizes = Schedule::new(self.opts.start, self.opts.upper, self.opts.perturbation).take(NSAMP - 3).count();
+            sizes as u64
+        });
+        (self.points.len() as u64, total)
+    }
+
     /// Whether the schedule is done.
     pub fn is_done(&self) -> bool {
         matches!(self.phase, Phase::Finished)
@@ -378,9 +405,20 @@ impl NpServer {
         if self.closed {
             return None;
         }
+        let idle = !self.in_bidir && self.owed == 0 && self.got == 0;
+        if idle && self.shared.bidir_budget.get() > self.bidir_done {
+            // A bidirectional message: send our block, then receive theirs.
+            self.in_bidir = true;
+            self.bidir_len = self.shared.len.get();
+            self.owed = self.bidir_len;
+        }
         if self.owed > 0 {
             let n = self.owed.min(room(sock));
             return (n > 0).then_some(Op::Write { sock: self.sock, bytes: n });
+        }
+        if self.in_bidir {
+            let n = (sock.recv_queue() as u64).min(self.bidir_len - self.got);
+            return (n > 0).then_some(Op::Read { sock: self.sock, bytes: n });
         }
         let want = self.shared.len.get() - self.got;
         let n = (sock.recv_queue() as u64).min(want);
@@ -395,6 +433,14 @@ impl NpServer {
     pub fn perform(&mut self, op: Op, host: &mut Host) -> Result<(), String> {
         let sock = host.sockets.get_mut::<tcp::Socket>(self.sock);
         match op {
+            Op::Read { bytes, .. } if self.in_bidir => {
+                read_exact(sock, &mut self.check, bytes)?;
+                self.got += bytes;
+                if self.got == self.bidir_len {
+                    (self.got, self.in_bidir) = (0, false);
+                    self.bidir_done += 1;
+                }
+            }
             Op::Read { bytes, .. } => {
                 read_exact(sock, &mut self.check, bytes)?;
                 self.got += bytes;
@@ -420,7 +466,7 @@ impl NpServer {
                 sock.close();
                 self.closed = true;
             }
-            Op::SendTo { .. } | Op::RecvFrom { .. } => unreachable!("NetPIPE runs over TCP"),
+            Op::SendTo { .. } | Op::RecvFrom { .. } | Op::Connect { .. } => unreachable!("NetPIPE makes no {op:?}"),
         }
         Ok(())
     }

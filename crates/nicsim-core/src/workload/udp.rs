@@ -21,12 +21,14 @@
 
 use std::cell::Cell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use smoltcp::iface::SocketHandle;
 use smoltcp::socket::udp;
 use smoltcp::wire::IpEndpoint;
 
 use super::pattern::Pattern;
+use super::replay::Schedule;
 use super::{FlowReport, Op};
 use crate::engine::{Dur, Time};
 use crate::host::Host;
@@ -35,7 +37,26 @@ use crate::host::Host;
 #[derive(Debug, Default)]
 struct Shared {
     sent: Cell<u64>,
+    sent_bytes: Cell<u64>,
     finished_at: Cell<Option<Time>>,
+    /// A replayed capture's send times and sizes (pcap replay).
+    replay: Option<Arc<Schedule>>,
+}
+
+/// Pattern offsets of replayed datagrams: datagram `seq` starts at
+/// `seq × REPLAY_STRIDE` (more than the largest datagram).
+const REPLAY_STRIDE: u64 = 1 << 16;
+
+impl Shared {
+    /// Payload bytes of datagram `seq`.
+    fn size(&self, seq: u64, fixed: u64) -> u64 {
+        self.replay.as_ref().map_or(fixed, |r| r.sizes[seq as usize])
+    }
+
+    /// Pattern offset of datagram `seq`'s bytes after its sequence number.
+    fn offset(&self, seq: u64, fixed: u64) -> u64 {
+        seq * if self.replay.is_some() { REPLAY_STRIDE } else { fixed } + 8
+    }
 }
 
 /// The sending side of a UDP stream.
@@ -88,6 +109,9 @@ pub struct StreamOptions {
     pub bursts: Option<(Dur, Dur)>,
     /// How long the receiver waits after the last datagram was sent.
     pub linger: Dur,
+    /// Replay these send times and sizes instead (`size`, `count`, `rate`
+    /// and bursts are then ignored).
+    pub replay: Option<Arc<Schedule>>,
 }
 
 /// A sender/receiver pair on bound UDP sockets.
@@ -98,22 +122,24 @@ pub fn stream_pair(
     seed: u64,
     o: StreamOptions,
 ) -> (UdpSender, UdpReceiver) {
-    let shared = Rc::new(Shared::default());
-    let interval = o.rate.map(|r| Dur(r.ps_for_bits(o.size * 8).0));
+    let count = o.replay.as_ref().map_or(o.count, |r| Some(r.sizes.len() as u64));
+    let largest = o.replay.as_ref().map_or(o.size, |r| r.max_size());
+    let shared = Rc::new(Shared { replay: o.replay.clone(), ..Default::default() });
+    let interval = o.rate.filter(|_| o.replay.is_none()).map(|r| Dur(r.ps_for_bits(o.size * 8).0));
     let pattern = Pattern::new(seed, 0);
     let s = UdpSender {
         sock: tx,
         peer,
         pattern,
         size: o.size,
-        count: o.count,
+        count,
         duration: o.duration,
         interval,
         poisson: o.poisson.then(|| crate::engine::rng::component_rng(seed, "workload.udp_stream/arrivals")),
         bursts: o.bursts,
         next_at: None,
         shared: shared.clone(),
-        buf: vec![0; o.size as usize],
+        buf: vec![0; largest as usize],
         started: None,
     };
     let r =
@@ -131,6 +157,16 @@ impl UdpSender {
     /// Datagrams sent so far.
     pub fn sent(&self) -> u64 {
         self.shared.sent.get()
+    }
+
+    /// Datagrams sent and to send (when a count or a replay fixes it).
+    pub fn progress(&self) -> (u64, Option<u64>) {
+        (self.shared.sent.get(), self.count)
+    }
+
+    /// Payload bytes sent so far.
+    pub fn sent_bytes(&self) -> u64 {
+        self.shared.sent_bytes.get()
     }
 
     /// When the sender finished.
@@ -162,26 +198,33 @@ impl UdpSender {
                 self.next_at = Some(self.next_at.map_or(now, |t| t.max(now)).max(now + Dur(cycle - phase)));
             }
         }
+        if let Some(r) = &self.shared.replay {
+            self.next_at = Some(started + r.at[sent as usize]);
+        }
         if self.next_at.is_some_and(|t| now < t) {
             return None;
         }
-        let fragmented = self.size + 28 > host.ip_mtu() as u64;
+        let size = self.shared.size(sent, self.size);
+        let fragmented = size + 28 > host.ip_mtu() as u64;
         let busy = fragmented && host.fragmenting(now);
         let sock = host.sockets.get::<udp::Socket>(self.sock);
-        let ok = room(sock, self.size) && (!fragmented || sock.send_queue() == 0 && !busy);
-        ok.then_some(Op::SendTo { sock: self.sock, bytes: self.size })
+        let ok = room(sock, size) && (!fragmented || sock.send_queue() == 0 && !busy);
+        ok.then_some(Op::SendTo { sock: self.sock, bytes: size })
     }
 
     /// Send one datagram.
     pub fn perform(&mut self, now: Time, host: &mut Host) -> Result<(), String> {
         let seq = self.shared.sent.get();
-        self.buf[..8.min(self.size as usize)].copy_from_slice(&seq.to_le_bytes()[..8.min(self.size as usize)]);
-        if self.size > 8 {
-            self.pattern.fill(seq * self.size + 8, &mut self.buf[8..]);
+        let size = self.shared.size(seq, self.size) as usize;
+        let buf = &mut self.buf[..size];
+        buf[..8.min(size)].copy_from_slice(&seq.to_le_bytes()[..8.min(size)]);
+        if size > 8 {
+            self.pattern.fill(self.shared.offset(seq, self.size), &mut buf[8..]);
         }
         let sock = host.sockets.get_mut::<udp::Socket>(self.sock);
-        sock.send_slice(&self.buf, self.peer).map_err(|e| format!("UDP send failed: {e}"))?;
+        sock.send_slice(buf, self.peer).map_err(|e| format!("UDP send failed: {e}"))?;
         self.shared.sent.set(seq + 1);
+        self.shared.sent_bytes.set(self.shared.sent_bytes.get() + size as u64);
         if let Some(mean) = self.interval {
             let gap = match self.poisson.as_mut() {
                 // Exponential with the mean gap: −ln(U) × mean, U in (0, 1].
@@ -200,6 +243,11 @@ impl UdpSender {
     pub fn wake_at(&self) -> Option<Time> {
         if self.shared.finished_at.get().is_some() {
             return None;
+        }
+        if let (Some(r), Some(start)) = (&self.shared.replay, self.started) {
+            let next = r.at.get(self.shared.sent.get() as usize).map(|&d| start + d);
+            // After the last datagram: look again soon to see it drained.
+            return next.or(self.next_at);
         }
         match (self.next_at, self.duration, self.started) {
             (Some(t), _, _) => Some(t),
@@ -221,11 +269,18 @@ impl UdpReceiver {
     pub fn perform(&mut self, now: Time, host: &mut Host) -> Result<(), String> {
         let sock = host.sockets.get_mut::<udp::Socket>(self.sock);
         let (data, _) = sock.recv().map_err(|e| format!("UDP recv failed: {e}"))?;
-        if data.len() as u64 != self.size {
-            return Err(format!("a {}-byte datagram arrived, {} were sent", data.len(), self.size));
+        let Some(seq) = data.get(..8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))) else {
+            return Err(format!("a {}-byte datagram arrived, too short for its sequence number", data.len()));
+        };
+        let count = self.shared.replay.as_ref().map_or(u64::MAX, |r| r.sizes.len() as u64);
+        if seq >= count {
+            return Err(format!("datagram {seq} arrived, only {count} were to be sent"));
         }
-        let seq = u64::from_le_bytes(data[..8].try_into().expect("8 bytes"));
-        if let Some(i) = self.pattern.first_mismatch(seq * self.size + 8, &data[8..]) {
+        let size = self.shared.size(seq, self.size);
+        if data.len() as u64 != size {
+            return Err(format!("datagram {seq} arrived with {} bytes, {size} were sent", data.len()));
+        }
+        if let Some(i) = self.pattern.first_mismatch(self.shared.offset(seq, self.size), &data[8..]) {
             return Err(format!("datagram {seq} corrupted at byte {}", i + 8));
         }
         self.received += 1;
@@ -369,6 +424,11 @@ impl UdpRrEnd {
             other => unreachable!("UDP request/response makes no {other:?}"),
         }
         Ok(())
+    }
+
+    /// Transactions done and to do (client only).
+    pub fn progress(&self) -> Option<(u64, Option<u64>)> {
+        self.client.then_some((self.completed, Some(self.transactions)))
     }
 
     /// Whether the client finished its transactions (the server is always done).

@@ -4,11 +4,14 @@
 
 mod bad_input;
 mod determinism;
+mod flows;
 mod fuzz_corpus;
 mod ideal;
 mod impairments;
 mod invariants;
+mod netperf;
 mod netpipe;
 mod offload;
+mod replay;
 mod timing;
 mod udp;

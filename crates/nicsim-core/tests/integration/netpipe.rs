@@ -70,3 +70,35 @@ fn stream_mode_measures_one_way_throughput() {
     let ceiling = 1e9 * 1448.0 / 1538.0;
     assert!(r.summary.goodput_bps > 0.99 * ceiling && r.summary.goodput_bps <= ceiling);
 }
+
+#[test]
+fn bidirectional_blocks_cross_at_once_and_fill_both_directions() {
+    let r = run(&netpipe(IDEAL, "bidirectional = true\nupper = \"256KiB\"\nrun_time = \"5ms\""));
+    assert!(r.summary.verified);
+    let points = r.netpipe.as_ref().unwrap();
+    // NetPIPE -2 reports the bytes moved both ways: twice the block.
+    assert_eq!(points[0].bytes, 2);
+    assert!(points.iter().all(|p| p.bytes % 2 == 0));
+    // Both 1-byte blocks cross the full-duplex link at once: a round takes
+    // one one-way time, 728 ns of wire time + 500 ns, and is not halved (an
+    // occasional pure ACK in front of a block adds its 720 ns to one round).
+    let t = points[0].time_s;
+    assert!((1.228e-6 - 1e-12..1.228e-6 * 1.01).contains(&t), "1-byte round {t}");
+    // Large blocks keep both directions busy: up to twice the one-way ceiling.
+    let ceiling = 1e9 * 1448.0 / 1538.0;
+    let peak = r.summary.goodput_bps;
+    assert!(peak <= 2.0 * ceiling * 1.000_001 && peak > 1.9 * ceiling, "peak {peak} vs 2 x {ceiling}");
+    // The schedule stops at the 256 KiB send buffer (as NPtcp -2 caps its
+    // upper bound); NetPIPE still tests that size's + 3 perturbation.
+    assert_eq!(points.last().unwrap().bytes / 2, 256 * 1024 + 3);
+}
+
+#[test]
+fn bidirectional_and_stream_exclude_each_other() {
+    let text = netpipe(IDEAL, "bidirectional = true\nstream = true");
+    let e = crate::ideal::config_error(&text);
+    assert_eq!(
+        e.to_string(),
+        "workload.netpipe.bidirectional: cannot be combined with stream mode (NetPIPE's -2 and -s)"
+    );
+}
