@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 SCENARIO ?= scenarios/gbe-mtu1500-bulk.toml
 NETPIPE ?= scenarios/gbe-netpipe.toml
 
-.PHONY: run test bench lint
+.PHONY: run test bench lint fuzz soak
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,3 +34,25 @@ bench:
 lint:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+
+## fuzz: run each cargo-fuzz target for FUZZ_SECONDS (default 60) from the
+## checked-in corpus, with debug assertions; needs nightly Rust and cargo-fuzz
+## (`cargo install cargo-fuzz`) and is skipped without them. New inputs go to
+## fuzz/work/, crashes to fuzz/artifacts/.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := scenario units tso wire_monitor link_channel
+fuzz:
+	@if cargo +nightly fuzz --version >/dev/null 2>&1; then \
+		for t in $(FUZZ_TARGETS); do \
+			mkdir -p fuzz/work/$$t; \
+			echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+			cargo +nightly fuzz run -a $$t fuzz/work/$$t fuzz/corpus/$$t -- \
+				-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -print_final_stats=1 || exit 1; \
+		done; \
+	else \
+		echo "make fuzz: skipped (needs 'cargo +nightly' and cargo-fuzz)"; \
+	fi
+
+## soak: 10^8 events in one run with memory sampled (minutes; not in CI)
+soak:
+	cargo run --release -p nicsim-core --example soak

@@ -254,5 +254,67 @@ def report(
             click.echo(f"report for {n} written to {folder}: {', '.join(p.name for p in written)}")
 
 
-COMMANDS = [sweep, status, export, report]
+
+
+@click.command()
+@click.argument("study", type=click.Choice(["ortiz"]))
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="Where the runs go: a process pool here, or Dask.",
+)
+@click.option("--workers", type=click.IntRange(1), help="Worker processes [default: every core].")
+@click.option("--scheduler", help="Dask scheduler address (implies --executor dask).")
+@click.option(
+    "--results",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Results directory (the cache) [default: results/reproductions/<study>].",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Report directory [default: <results>/report].",
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar [default: on a terminal]."
+)
+def reproduce(
+    study: str,
+    executor: str,
+    workers: int | None,
+    scheduler: str | None,
+    results: Path | None,
+    out: Path | None,
+    progress: bool | None,
+) -> None:
+    """Run a study's experiments and write its report (Markdown, PNG, PDF,
+    CSV) with the published numbers beside nicsim's."""
+    import importlib
+    import time
+
+    from nicsim.studies import STUDIES
+
+    from .executors import make_executor
+
+    module = importlib.import_module(STUDIES[study])
+    try:
+        runner = make_executor(executor, workers, scheduler)
+    except ImportError as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    started = time.perf_counter()
+    try:
+        with runner:
+            written = module.reproduce(out, results, runner, progress=progress)
+    except KeyboardInterrupt:
+        _fail("interrupted; finished runs are kept: rerun to complete", EXIT_INTERRUPTED)
+    except (OSError, RuntimeError) as e:
+        _fail(str(e), EXIT_FAILED)
+    report = next(p for p in written if p.name == "report.md")
+    click.echo(f"{study}: {len(written)} files in {report.parent} ({time.perf_counter() - started:.1f} s)")
+    click.echo(f"report: {report}")
+
+
+COMMANDS = [sweep, status, export, report, reproduce]
 """The commands ``nicsim.cli`` adds to the ``nicsim`` group."""

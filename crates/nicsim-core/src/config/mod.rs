@@ -97,6 +97,10 @@ pub struct HostConfig {
     /// Overrides of the profile's `costs` section.
     #[serde(default)]
     pub costs: Option<toml::Table>,
+    /// Overrides of the profile's `offload` section (protocol offload to a
+    /// communication processor: `enabled`, `memory_multiplier`, `clock_ratio`, ...).
+    #[serde(default)]
+    pub offload: Option<toml::Table>,
 }
 
 /// Congestion control algorithm (smoltcp's implementations).
@@ -565,6 +569,7 @@ impl HostConfig {
             ("bus", &self.bus),
             ("nic", &self.nic),
             ("costs", &self.costs),
+            ("offload", &self.offload),
         ];
         let overrides: Vec<(&str, &toml::Table)> =
             sections.iter().filter_map(|(n, t)| t.as_ref().map(|t| (*n, t))).collect();

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{Scenario, WorkloadConfig};
+use crate::engine::time::PS_PER_S;
+use crate::engine::units::Duration;
 use crate::error::ConfigError;
 
 const MIN_RATE: u64 = 10_000_000;
@@ -14,6 +16,16 @@ const MAX_BUFFER: u64 = 1 << 30; // the largest window TCP window scaling can ex
 const MIN_BUFFER: u64 = 1024;
 /// Frames one 64 KiB TSO segment can become at the smallest MSS (536 B).
 const MAX_TSO_SEGMENTS: u32 = 123;
+/// Longest link delay (propagation, reorder delay): 10 s, beyond any
+/// terrestrial or satellite path; keeps time arithmetic far from overflow.
+const MAX_LINK_DELAY: u64 = 10 * PS_PER_S;
+/// Longest time limit and workload duration: 10^6 s (11.6 days) of simulated
+/// time, so an event scheduled that far ahead of any instant of the run still
+/// fits the u64 picosecond clock (about 213 days).
+const MAX_SPAN: u64 = 1_000_000 * PS_PER_S;
+/// Most bins the CPU utilisation time series of all timed cores may have
+/// together (8 bytes each: 160 MB).
+const MAX_SAMPLE_BINS: u64 = 20_000_000;
 /// Most concurrent bulk flows (each holds two socket buffers per host).
 const MAX_FLOWS: u32 = 1024;
 
@@ -28,12 +40,21 @@ fn probability(path: String, p: f64) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// A duration that must be at most `max` picoseconds (shown as `shown`).
+fn at_most(path: &str, d: Option<Duration>, max: u64, shown: &str) -> Result<(), ConfigError> {
+    match d {
+        Some(d) if d.0 > max => err(path, format!("must be at most {shown}, got {d}")),
+        _ => Ok(()),
+    }
+}
+
 /// Check ranges and combinations of a parsed scenario.
 pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
     if s.hosts.len() < 2 {
         return err("hosts", format!("need at least two hosts, got {}", s.hosts.len()));
     }
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut timed_cores = 0u64;
     let mut addrs = BTreeMap::new();
     for (i, h) in s.hosts.iter().enumerate() {
         let ok = !h.name.is_empty() && h.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
@@ -64,7 +85,9 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                 return err(format!("hosts[{i}].udp.{field}"), format!("must be 1KiB to 1GiB, got {size}"));
             }
         }
-        let tso = h.timing(i)?.is_some_and(|t| t.nic.tso);
+        let timing = h.timing(i)?;
+        timed_cores += timing.as_ref().map_or(0, |t| u64::from(t.cpu.cores));
+        let tso = timing.is_some_and(|t| t.nic.tso);
         if let Some(l) = s.links.iter().position(|l| l.endpoints.contains(&h.name)) {
             if tso && s.links[l].queue < MAX_TSO_SEGMENTS {
                 return err(
@@ -128,6 +151,8 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
         probability(p("duplicate"), imp.duplicate)?;
         probability(p("reorder"), imp.reorder)?;
         probability(p("corrupt"), imp.corrupt)?;
+        at_most(&format!("links[{i}].propagation"), Some(l.propagation), MAX_LINK_DELAY, "10s")?;
+        at_most(&p("reorder_delay"), Some(imp.reorder_delay), MAX_LINK_DELAY, "10s")?;
         if imp.reorder > 0.0 && imp.reorder_delay.0 == 0 {
             return err(p("reorder_delay"), "must be above zero when reorder > 0, or no frame is ever reordered");
         }
@@ -178,6 +203,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             (None, Some(d)) if d.0 == 0 => return err(f("duration"), "must be above zero"),
             _ => {}
         }
+        at_most(&f("duration"), b.duration, MAX_SPAN, "1000000s")?;
         if !(1..=MAX_BUFFER).contains(&b.write_size.0) {
             return err(f("write_size"), format!("must be 1B to 1GiB, got {}", b.write_size));
         }
@@ -252,6 +278,9 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                 (None, Some(d)) if d.0 == 0 => return err("workload.udp_stream.duration", "must be above zero"),
                 _ => {}
             }
+            for (field, d) in [("duration", u.duration), ("linger", Some(u.linger)), ("on", u.on), ("off", u.off)] {
+                at_most(&format!("workload.udp_stream.{field}"), d, MAX_SPAN, "1000000s")?;
+            }
             if u.rate.is_some_and(|r| r.0 == 0) {
                 return err("workload.udp_stream.rate", "must be above zero");
             }
@@ -279,6 +308,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             if p.limit == Some(0) {
                 return err("workload.pcap_replay.limit", "must be above zero");
             }
+            at_most("workload.pcap_replay.linger", Some(p.linger), MAX_SPAN, "1000000s")?;
             if p.port == 0 {
                 return err("workload.pcap_replay.port", "must be 1 to 65535");
             }
@@ -336,6 +366,8 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             if n.run_time.is_some_and(|t| t.0 == 0) {
                 return err("workload.netpipe.run_time", "must be above zero");
             }
+            at_most("workload.netpipe.run_time", n.run_time, MAX_SPAN, "1000000s")?;
+            at_most("workload.netpipe.stop_time", Some(n.stop_time), MAX_SPAN, "1000000s")?;
             if n.stop_time.0 == 0 {
                 return err("workload.netpipe.stop_time", "must be above zero");
             }
@@ -347,8 +379,20 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
     if s.run.time_limit.0 == 0 {
         return err("run.time_limit", "must be above zero");
     }
+    at_most("run.time_limit", Some(s.run.time_limit), MAX_SPAN, "1000000s")?;
     if s.run.sample_interval.0 < 1_000_000 {
         return err("run.sample_interval", format!("must be at least 1us, got {}", s.run.sample_interval));
+    }
+    let bins = s.run.time_limit.0.div_ceil(s.run.sample_interval.0);
+    if bins.saturating_mul(timed_cores) > MAX_SAMPLE_BINS {
+        return err(
+            "run.sample_interval",
+            format!(
+                "{} over run.time_limit = {} is up to {bins} bins for each of {timed_cores} timed CPU cores, \
+                 more than {MAX_SAMPLE_BINS} in all; raise the interval or lower the time limit",
+                s.run.sample_interval, s.run.time_limit
+            ),
+        );
     }
     Ok(())
 }

@@ -117,6 +117,7 @@ impl<E> Scheduler<E> {
     pub fn pop(&mut self) -> Option<(Time, E)> {
         self.skip_cancelled();
         let Reverse(entry) = self.heap.pop()?;
+        debug_assert!(entry.key.0 >= self.now, "time went backwards: {} after {}", entry.key.0, self.now);
         self.now = entry.key.0;
         self.executed += 1;
         Some((entry.key.0, entry.event))
@@ -125,6 +126,28 @@ impl<E> Scheduler<E> {
     /// Whether no live event is left (quiescence).
     pub fn is_idle(&mut self) -> bool {
         self.peek_time().is_none()
+    }
+
+    /// Live (not cancelled) events for which `pred` holds. Walks the whole
+    /// queue: for end-of-run checks, not for the hot path.
+    pub fn count_pending(&self, mut pred: impl FnMut(&E) -> bool) -> usize {
+        self.heap.iter().filter(|Reverse(e)| !self.cancelled.contains(&e.key.2) && pred(&e.event)).count()
+    }
+
+    /// Check the queue's bookkeeping: no live event is earlier than the
+    /// clock, and every cancelled key names an event still in the queue.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        if let Some(Reverse(e)) = self.heap.iter().find(|Reverse(e)| e.key.0 < self.now) {
+            return Err(format!("an event at {} is queued before the clock ({})", e.key.0, self.now));
+        }
+        let queued: HashSet<u64> = self.heap.iter().map(|Reverse(e)| e.key.2).collect();
+        if let Some(k) = self.cancelled.iter().find(|k| !queued.contains(k)) {
+            return Err(format!("cancelled key {k} names no queued event"));
+        }
+        if self.next_seq < self.heap.len() as u64 {
+            return Err(format!("{} events queued but only {} ever scheduled", self.heap.len(), self.next_seq));
+        }
+        Ok(())
     }
 
     fn skip_cancelled(&mut self) {
@@ -166,6 +189,24 @@ mod tests {
         assert_eq!(s.pop(), Some((Time(2), 'b')));
         assert!(s.is_idle());
         assert_eq!(s.executed(), 1);
+    }
+
+    #[test]
+    fn counts_live_pending_events_and_checks_itself() {
+        let mut s = Scheduler::new();
+        let a = s.at(Time(3), Priority::WIRE, 1);
+        s.at(Time(4), Priority::WIRE, 2);
+        s.at(Time(5), Priority::WIRE, 3);
+        s.cancel(a);
+        assert_eq!(s.count_pending(|&e| e >= 1), 2, "the cancelled one is not pending");
+        assert_eq!(s.count_pending(|&e| e == 3), 1);
+        s.check_invariants().unwrap();
+        assert_eq!(s.pop(), Some((Time(4), 2)));
+        s.check_invariants().unwrap();
+        // A cancel of an event that already ran leaves a dangling key: caught.
+        s.cancel(a);
+        let e = s.check_invariants().unwrap_err();
+        assert!(e.contains("names no queued event"), "{e}");
     }
 
     #[test]

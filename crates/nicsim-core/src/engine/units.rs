@@ -66,6 +66,10 @@ fn parse_quantity<Q: Quantity>(text: &str) -> Result<Q, String> {
     if frac_part.contains('.') || (int_part.is_empty() && frac_part.is_empty()) {
         return Err(format!("malformed number in \"{text}\""));
     }
+    // Trailing zeros after the point do not change the value; without them
+    // a fraction too long for 10^len to fit in a u128 cannot be a whole
+    // number of engine units (the mantissa × factor is below 10^39).
+    let frac_part = frac_part.trim_end_matches('0');
     let digits: String = format!("{int_part}{frac_part}");
     let digits = digits.trim_start_matches('0');
     if digits.len() > 30 {
@@ -73,15 +77,15 @@ fn parse_quantity<Q: Quantity>(text: &str) -> Result<Q, String> {
     }
     let mantissa: u128 =
         if digits.is_empty() { 0 } else { digits.parse().map_err(|_| format!("malformed number in \"{text}\""))? };
-    let scale = 10u128.pow(frac_part.len() as u32);
     let scaled = mantissa.checked_mul(factor).ok_or_else(|| format!("\"{text}\" is too large"))?;
-    if scaled % scale != 0 {
+    let scale = u32::try_from(frac_part.len()).ok().and_then(|n| 10u128.checked_pow(n));
+    if scale.is_none_or(|scale| scaled % scale != 0) {
         return Err(format!(
             "\"{text}\" is not a whole number of {} (the engine's resolution); it would be rounded",
             Q::BASE
         ));
     }
-    let value = scaled / scale;
+    let value = scaled / scale.expect("checked above");
     let value = u64::try_from(value).map_err(|_| format!("\"{text}\" is too large"))?;
     Ok(Q::from_base(value))
 }
@@ -260,6 +264,17 @@ mod tests {
         assert!(Size::parse("-5B").is_err());
         assert!(Size::parse("1.2.3B").is_err());
         assert!(Size::parse("1e3B").is_err());
+    }
+
+    #[test]
+    fn long_fractions_are_exact_not_overflowing() {
+        // Found by the `units` fuzz target: 46 fraction digits made 10^46
+        // overflow (a panic in debug builds, a wrapped scale in release).
+        let text = format!(".{}4GB", "0".repeat(45));
+        assert!(Size::parse(&text).unwrap_err().contains("whole number"));
+        assert_eq!(Size::parse(&format!("1.{}GB", "0".repeat(50))), Ok(Size(1_000_000_000)));
+        assert_eq!(Duration::parse(&format!("0.{}1s", "0".repeat(11))), Ok(Duration(1)));
+        assert!(Duration::parse(&format!("0.{}1s", "0".repeat(12))).unwrap_err().contains("whole number"));
     }
 
     #[test]

@@ -53,11 +53,13 @@ pub enum Layer {
     Coalesce,
     /// Waiting for the memory system (contention with DMA).
     MemoryStall,
+    /// Offload interface: commands to and completions from a communication processor.
+    Command,
 }
 
 impl Layer {
     /// Every layer, in report order.
-    pub const ALL: [Layer; 14] = [
+    pub const ALL: [Layer; 15] = [
         Layer::App,
         Layer::Syscall,
         Layer::Socket,
@@ -72,6 +74,7 @@ impl Layer {
         Layer::Interrupt,
         Layer::Coalesce,
         Layer::MemoryStall,
+        Layer::Command,
     ];
 
     /// Position in [`Layer::ALL`].
@@ -96,6 +99,7 @@ impl Layer {
             Layer::Interrupt => "interrupt",
             Layer::Coalesce => "coalesce",
             Layer::MemoryStall => "memory_stall",
+            Layer::Command => "command",
         }
     }
 }

@@ -46,6 +46,110 @@ pub struct Timing {
     pub nic: NicConfig,
     /// Protocol stack costs per layer.
     pub costs: StackCosts,
+    /// Protocol offload to a communication processor (off unless enabled).
+    #[serde(default)]
+    pub offload: OffloadConfig,
+}
+
+/// Where the communication processor sits, which decides the path its
+/// commands and completions take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffloadLocation {
+    /// A dedicated host core (the Ortiz study's CPU1): doorbells, command
+    /// and completion queues are memory accesses through the north bridge.
+    Core,
+    /// A processor on the NIC: doorbells are MMIO writes and command and
+    /// completion descriptors cross the I/O bus by DMA.
+    Nic,
+}
+
+/// How the communication processor learns of work (NIC events, commands).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffloadNotify {
+    /// It runs nothing but the stack and polls its queues and the NIC in
+    /// a loop: no interrupt costs, work is noticed at the next loop turn.
+    Poll,
+    /// NIC interrupts and doorbells interrupt it (with the NIC's moderation).
+    Interrupt,
+}
+
+/// Protocol offload: the TCP/IP stack (smoltcp with its cost model) runs on
+/// a communication processor with its own clock and memory delay; the
+/// application core only makes calls, posts commands and takes completions.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OffloadConfig {
+    /// Run the stack on the communication processor (false: one core runs
+    /// application and stack, the study's "no offload").
+    #[serde(default)]
+    pub enabled: bool,
+    /// Core index of the communication processor (its clock is `clock_ratio` × `cpu.clock`).
+    #[serde(default = "one")]
+    pub core: u32,
+    /// Where it sits.
+    #[serde(default = "default_location")]
+    pub location: OffloadLocation,
+    /// Its clock as a fraction of the host CPU's (the study's NIC-processor speed, 0.01 to 4).
+    #[serde(default = "unit")]
+    pub clock_ratio: f64,
+    /// "Offload x": its memory accesses take x times the reference delay (`memory.latency`), 1 to 1000.
+    #[serde(default = "unit")]
+    pub memory_multiplier: f64,
+    /// How it learns of work.
+    #[serde(default = "default_notify")]
+    pub notify: OffloadNotify,
+    /// One turn of its polling loop (poll mode): work waits for the turn to end.
+    #[serde(default)]
+    pub poll_interval: Duration,
+    /// Application core: build a command (descriptor) and ring the doorbell, per socket call.
+    #[serde(default)]
+    pub command: Cost,
+    /// Communication processor: fetch and decode a command.
+    #[serde(default)]
+    pub command_rx: Cost,
+    /// Communication processor: post a completion for the application.
+    #[serde(default)]
+    pub completion: Cost,
+    /// Application core: completion interrupt handler body (entry and exit are in `cpu`).
+    #[serde(default)]
+    pub completion_rx: Cost,
+    /// Size of a command or completion descriptor.
+    #[serde(default = "default_command_size")]
+    pub descriptor: Size,
+}
+
+impl Default for OffloadConfig {
+    fn default() -> Self {
+        OffloadConfig {
+            enabled: false,
+            core: 1,
+            location: default_location(),
+            clock_ratio: 1.0,
+            memory_multiplier: 1.0,
+            notify: default_notify(),
+            poll_interval: Duration(0),
+            command: Cost::default(),
+            command_rx: Cost::default(),
+            completion: Cost::default(),
+            completion_rx: Cost::default(),
+            descriptor: default_command_size(),
+        }
+    }
+}
+
+fn default_location() -> OffloadLocation {
+    OffloadLocation::Core
+}
+fn default_notify() -> OffloadNotify {
+    OffloadNotify::Poll
+}
+fn unit() -> f64 {
+    1.0
+}
+fn default_command_size() -> Size {
+    Size(64)
 }
 
 /// The processor.
@@ -322,7 +426,75 @@ impl Timing {
         if n.moderation.rx_packets == 0 {
             return err("nic.moderation.rx_packets", "must be at least 1".into());
         }
+        let m = &n.moderation;
+        for (field, d) in [
+            ("rx_delay", m.rx_delay),
+            ("rx_abs_delay", m.rx_abs_delay),
+            ("tx_delay", m.tx_delay),
+            ("min_interval", m.min_interval),
+        ] {
+            // Real NICs cap these at tens of milliseconds; 1 s keeps time arithmetic bounded.
+            if d.0 > crate::engine::time::PS_PER_S {
+                return err(&format!("nic.moderation.{field}"), format!("must be at most 1s, got {d}"));
+            }
+        }
+        let o = &self.offload;
+        if o.enabled {
+            if o.core >= c.cores {
+                return err("offload.core", format!("core {} does not exist (cpu.cores = {})", o.core, c.cores));
+            }
+            if o.core == c.app_core {
+                return err("offload.core", format!("must differ from cpu.app_core ({})", c.app_core));
+            }
+        }
+        if !(0.01..=4.0).contains(&o.clock_ratio) {
+            return err("offload.clock_ratio", format!("must be 0.01 to 4, got {}", o.clock_ratio));
+        }
+        if !(0.1..=1000.0).contains(&o.memory_multiplier) {
+            return err("offload.memory_multiplier", format!("must be 0.1 to 1000, got {}", o.memory_multiplier));
+        }
+        if o.poll_interval.0 > crate::engine::time::PS_PER_S {
+            return err("offload.poll_interval", format!("must be at most 1s, got {}", o.poll_interval));
+        }
+        if !(4..=4096).contains(&o.descriptor.0) {
+            return err("offload.descriptor", format!("must be 4B to 4096B, got {}", o.descriptor));
+        }
         self.bus.validate(&format!("{path}.bus"))
+    }
+
+    /// The communication processor's core, when the stack is offloaded.
+    pub fn comm_core(&self) -> Option<usize> {
+        self.offload.enabled.then_some(self.offload.core as usize)
+    }
+
+    /// The core that runs the stack's receive work and takes NIC interrupts.
+    pub fn stack_core(&self) -> usize {
+        self.comm_core().unwrap_or(self.cpu.irq_core as usize)
+    }
+
+    /// Clock of `core` in Hz (the communication processor runs at `clock_ratio`).
+    pub fn core_hz(&self, core: usize) -> u64 {
+        if self.comm_core() == Some(core) {
+            ((self.cpu.clock.0 as f64 * self.offload.clock_ratio).round() as u64).max(1)
+        } else {
+            self.cpu.clock.0
+        }
+    }
+
+    /// One memory access in `core`'s cycles: the reference delay
+    /// (`memory.latency` host cycles), times x on the communication processor.
+    pub fn latency_on(&self, core: usize) -> u64 {
+        if self.comm_core() == Some(core) {
+            let o = &self.offload;
+            (self.memory.latency as f64 * o.memory_multiplier * o.clock_ratio).round() as u64
+        } else {
+            self.memory.latency
+        }
+    }
+
+    /// Cycles of `cost` on `core`.
+    pub fn cycles_on(&self, core: usize, cost: Cost) -> u64 {
+        cost.total(self.latency_on(core))
     }
 
     /// Cycles to copy `bytes` on this machine (hot: the data is in cache).
@@ -335,6 +507,17 @@ impl Timing {
     /// Cycles to checksum `bytes` in software.
     pub fn checksum_cycles(&self, bytes: u64) -> u64 {
         per_byte_cycles(bytes, self.memory.checksum_bandwidth, self.cpu.clock)
+    }
+
+    /// Cycles to checksum `bytes` in software on `core` (the communication
+    /// processor streams memory x times slower, on its own clock).
+    pub fn checksum_cycles_on(&self, core: usize, bytes: u64) -> u64 {
+        if self.comm_core() != Some(core) {
+            return self.checksum_cycles(bytes);
+        }
+        let slow = self.memory.checksum_bandwidth.0 as f64 / self.offload.memory_multiplier;
+        let bw = Bandwidth((slow.round() as u64).max(1));
+        per_byte_cycles(bytes, bw, Frequency(self.core_hz(core)))
     }
 
     /// Cycles of `cost` on this machine.

@@ -52,6 +52,9 @@ pub struct ChannelStats {
     pub wire_bytes: u64,
     /// Frames dropped because the queue was full.
     pub queue_drops: u64,
+    /// Frames that finished serialising and reached the far end (each
+    /// counted once; `duplicated` counts the extra copies).
+    pub delivered: u64,
     /// Frames lost on the wire (impairment).
     pub lost: u64,
     /// Extra copies delivered (impairment).
@@ -90,6 +93,8 @@ pub struct Channel {
     carry: u64,
     impair: Impairments,
     rng: Rng,
+    /// Frames the queue took (for the conservation check).
+    accepted: u64,
     /// Counters.
     pub stats: ChannelStats,
 }
@@ -116,6 +121,7 @@ impl Channel {
             carry: 0,
             impair,
             rng,
+            accepted: 0,
             stats: ChannelStats::default(),
         }
     }
@@ -137,7 +143,54 @@ impl Channel {
             return false;
         }
         self.queue.push_back(frame);
+        self.accepted += 1;
         true
+    }
+
+    /// Frames in the queue, including the one on the wire.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Check the channel's bookkeeping: every frame the queue took is queued,
+    /// lost or delivered (`accepted = delivered + lost + queued`), frames on
+    /// the wire are those started and not finished, and the queue is within
+    /// its bound. Returns what is wrong; a failure is a simulator bug.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let st = &self.stats;
+        let queued = self.queue.len() as u64;
+        if self.queue.len() > self.capacity {
+            return Err(format!("queue holds {queued} frames, above its bound of {}", self.capacity));
+        }
+        if self.on_wire && queued == 0 {
+            return Err("a frame is on the wire but the queue is empty".into());
+        }
+        let finished = st.delivered + st.lost;
+        if st.frames != finished + u64::from(self.on_wire) {
+            return Err(format!(
+                "{} frames started but {} delivered + {} lost + {} on the wire",
+                st.frames,
+                st.delivered,
+                st.lost,
+                u64::from(self.on_wire)
+            ));
+        }
+        if self.accepted != finished + queued {
+            return Err(format!(
+                "{} frames accepted but {} delivered + {} lost + {queued} queued",
+                self.accepted, st.delivered, st.lost
+            ));
+        }
+        if st.duplicated > st.delivered || st.corrupted > st.delivered || st.reordered > st.delivered {
+            return Err(format!(
+                "more impaired frames ({} duplicated, {} corrupted, {} reordered) than delivered ({})",
+                st.duplicated, st.corrupted, st.reordered, st.delivered
+            ));
+        }
+        if st.bytes > st.wire_bytes {
+            return Err(format!("{} frame bytes exceed {} wire bytes", st.bytes, st.wire_bytes));
+        }
+        Ok(())
     }
 
     /// Start serialising the head frame if the wire is idle; returns its
@@ -172,6 +225,7 @@ impl Channel {
             self.stats.lost += 1;
             return Vec::new();
         }
+        self.stats.delivered += 1;
         if imp.corrupt > 0.0 && self.rng.gen_bool(imp.corrupt) && frame.len() > ETH_HEADER as usize {
             let bit = self.rng.gen_range(ETH_HEADER as usize * 8..frame.len() * 8);
             frame[bit / 8] ^= 1 << (bit % 8);
@@ -258,5 +312,31 @@ mod tests {
         let ones: u32 = out[0].frame.iter().map(|b| b.count_ones()).sum();
         assert_eq!(ones, 1);
         assert!(out[0].frame[..14].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn conservation_holds_through_impairments_and_catches_a_miscount() {
+        let imp = Impairments { loss: 0.3, duplicate: 0.2, reorder: 0.2, corrupt: 0.2, ..Default::default() };
+        let mut c = chan(1_000_000_000, 3, imp);
+        let mut copies = 0;
+        for i in 0..200 {
+            c.enqueue(vec![0; 60 + i]);
+            if i % 3 == 0 {
+                c.start();
+            }
+            c.check_invariants().unwrap();
+            if i % 5 == 0 && c.is_busy() {
+                copies += c.finish().len() as u64;
+            }
+            c.check_invariants().unwrap();
+        }
+        // 200 offered to a 3-frame queue: some dropped, the rest accounted for.
+        let st = c.stats.clone();
+        assert!(st.queue_drops > 0 && st.lost > 0 && st.duplicated > 0);
+        assert_eq!(copies, st.delivered + st.duplicated);
+        assert_eq!(200, st.queue_drops + st.delivered + st.lost + c.queued() as u64);
+        c.stats.lost += 1;
+        let e = c.check_invariants().unwrap_err();
+        assert!(e.contains("delivered"), "{e}");
     }
 }

@@ -13,7 +13,7 @@
 
 mod timed;
 
-pub use timed::{CoreReport, MessageReport, NicStats, TimingReport};
+pub use timed::{CoreReport, MessageReport, NicStats, OffloadStats, TimingReport};
 
 use std::path::Path;
 
@@ -45,6 +45,8 @@ enum Event {
     NicRxDma(usize),
     /// Timed host `0`'s interrupt-moderation timer (generation `1`).
     NicIrq(usize, u64),
+    /// Timed host `0`'s communication processor notices work (offload).
+    CommNotice(usize, timed::Notice),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
@@ -87,6 +89,8 @@ pub struct Sim {
     pub seed: u64,
     /// User probes.
     pub probes: Probes,
+    /// Frames (copies included) that reached each host's device from its link.
+    arrived: Vec<u64>,
     /// Called every 65 536 events with how far the run has got.
     pub progress: Option<ProgressHook>,
 }
@@ -206,6 +210,7 @@ impl Sim {
             finished_at: None,
             seed,
             probes: Probes::default(),
+            arrived: vec![0; n],
             progress: None,
         };
         for h in 0..n {
@@ -245,6 +250,48 @@ impl Sim {
                 stop = stop.min(now + drain);
             }
         }
+        if cfg!(debug_assertions) {
+            if let Err(e) = self.check_invariants() {
+                panic!("simulator invariant violated at {}: {e}", self.now());
+            }
+        }
+        Ok(())
+    }
+
+    /// Check the whole run's bookkeeping (debug builds do at the end of
+    /// every [`Sim::run`]): the event queue; every link direction, where each
+    /// frame offered is dropped, queued, on the wire, lost, or delivered, and
+    /// each delivered copy has reached the far host or is still propagating
+    /// (an `Arrive` event in the queue); each host's pending polls; each
+    /// timed NIC's rings. Returns the first violation, naming where.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.sched.check_invariants().map_err(|e| format!("scheduler: {e}"))?;
+        for (l, link) in self.links.iter().enumerate() {
+            for (d, chan) in link.chans.iter().enumerate() {
+                let at = format!("links[{l}] direction {d}");
+                chan.check_invariants().map_err(|e| format!("{at}: {e}"))?;
+                let dst = link.ends[1 - d];
+                let copies = chan.stats.delivered + chan.stats.duplicated;
+                let propagating = self.sched.count_pending(|e| matches!(e, Event::Arrive(h, _) if *h == dst)) as u64;
+                if copies != self.arrived[dst] + propagating {
+                    return Err(format!(
+                        "{at}: {copies} frames left the wire but {} arrived and {propagating} are propagating",
+                        self.arrived[dst]
+                    ));
+                }
+            }
+        }
+        for (h, polls) in self.polls.iter().enumerate() {
+            let pending = self.sched.count_pending(|e| matches!(e, Event::Poll(p) if *p == h));
+            if pending != polls.len() {
+                return Err(format!("host {h}: {} polls booked but {pending} queued", polls.len()));
+            }
+        }
+        for (h, t) in self.timed.iter().enumerate() {
+            if let Some(t) = t {
+                t.check_invariants().map_err(|e| format!("host {h} NIC: {e}"))?;
+            }
+        }
         Ok(())
     }
 
@@ -278,6 +325,7 @@ impl Sim {
                 }
             }
             Event::Arrive(h, frame) => {
+                self.arrived[h] += 1;
                 if self.timed[h].is_some() {
                     self.nic_arrive(h, frame, now);
                 } else {
@@ -311,6 +359,10 @@ impl Sim {
             }
             Event::NicIrq(h, generation) => {
                 self.on_nic_irq_timer(h, generation, now);
+                Ok(())
+            }
+            Event::CommNotice(h, notice) => {
+                self.on_comm_notice(h, notice, now);
                 Ok(())
             }
         }

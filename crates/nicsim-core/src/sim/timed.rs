@@ -28,7 +28,7 @@ use super::{Event, Port, Sim};
 use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
-use crate::host::timing::{Overflow, Timing};
+use crate::host::timing::{OffloadLocation, OffloadNotify, Overflow, Timing};
 use crate::host::TxFrame;
 use crate::nic::tso;
 use crate::probe::observer;
@@ -56,6 +56,20 @@ pub(super) enum Next {
     TxCleaned(u32),
     /// A driver batch is done: post that many fresh receive buffers.
     BatchDone(u32),
+    /// Offload: the communication processor decoded the application's command.
+    CommandDone,
+    /// Offload: the communication processor posted a completion; interrupt
+    /// the application core (`0`: the application waits for data).
+    CompletionPosted(bool),
+    /// Offload: the application core took the completion interrupt.
+    CompletionTaken(bool),
+}
+
+/// What the communication processor notices on a turn of its loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Notice {
+    /// The application rang the doorbell: a command waits.
+    Command,
 }
 
 /// Counters of a timed host's NIC.
@@ -71,6 +85,8 @@ pub struct NicStats {
     pub pauses: u64,
     /// Interrupts raised.
     pub interrupts: u64,
+    /// Times a polling communication processor found the NIC with work (offload, poll mode).
+    pub polls: u64,
     /// Most receive descriptors filled and not yet processed at once.
     pub max_rx_ring_used: u32,
     /// Most transmit descriptors in use at once.
@@ -127,12 +143,29 @@ pub(super) struct Timed {
     pub(super) per_msg: BTreeMap<(u64, Path), Breakdown>,
     /// Cycles per layer of completed jobs, per path (send, receive, other).
     pub(super) per_path: [Breakdown; 3],
+    /// Offload: commands rung and not yet decoded by the communication processor.
+    commands: u32,
+    /// Offload: a completion is on its way to the application core.
+    completion_pending: bool,
+    /// Offload counters.
+    pub(super) offload: OffloadStats,
+}
+
+/// Counters of the offload interface.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct OffloadStats {
+    /// Commands the application core posted (one per socket call).
+    pub commands: u64,
+    /// Completions the communication processor posted.
+    pub completions: u64,
+    /// Completion interrupts the application core took.
+    pub completion_interrupts: u64,
 }
 
 impl Timed {
     /// Timing state for a host with `timing`, sampling utilisation every `bin`.
     pub(super) fn new(timing: Timing, bin: Dur) -> Timed {
-        let cores = (0..timing.cpu.cores).map(|_| Core::new(timing.cpu.clock.0, bin)).collect();
+        let cores = (0..timing.cpu.cores as usize).map(|i| Core::new(timing.core_hz(i), bin)).collect();
         let nic = Nic { rx_posted: timing.nic.rx_ring, ..Default::default() };
         Timed {
             bus: Bus::new(&timing.bus),
@@ -149,6 +182,25 @@ impl Timed {
             stack_blocked: false,
             per_msg: BTreeMap::new(),
             per_path: [[0; LAYERS]; 3],
+            commands: 0,
+            completion_pending: false,
+            offload: OffloadStats::default(),
+        }
+    }
+
+    /// The communication processor polls (offload in poll mode).
+    fn polled(&self) -> bool {
+        self.timing.offload.enabled && self.timing.offload.notify == OffloadNotify::Poll
+    }
+
+    /// When a polling communication processor notices work that appeared at `now`:
+    /// at the end of the current turn of its loop.
+    fn poll_at(&self, now: Time) -> Time {
+        let turn = self.timing.offload.poll_interval.0;
+        if turn == 0 {
+            now
+        } else {
+            Time(now.0.div_ceil(turn) * turn)
         }
     }
 
@@ -246,51 +298,52 @@ fn shape(frame: &[u8]) -> Shape {
 impl Timed {
     /// Send-path pieces of a frame: transport (once per datagram), software
     /// checksum, IP (and fragmentation per fragment), device, driver.
-    fn tx_pieces(&self, s: Shape) -> Vec<(Layer, u64)> {
+    fn tx_pieces(&self, s: Shape, core: usize) -> Vec<(Layer, u64)> {
         let c = &self.timing.costs;
+        let cy = |cost| self.timing.cycles_on(core, cost);
         let mut pieces = Vec::with_capacity(6);
         if s.proto.is_some() {
             if matches!(s.frag, Frag::Whole | Frag::First) {
                 match s.proto {
-                    Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, self.timing.cycles(c.tcp_tx))),
-                    Some(IpProtocol::Udp) => pieces.push((Layer::Udp, self.timing.cycles(c.udp_tx))),
+                    Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, cy(c.tcp_tx))),
+                    Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_tx))),
                     _ => {}
                 }
-                pieces.push((Layer::Ip, self.timing.cycles(c.ip_tx)));
+                pieces.push((Layer::Ip, cy(c.ip_tx)));
             }
             if !self.timing.nic.checksum_offload {
-                pieces.push((Layer::Checksum, self.timing.checksum_cycles(s.payload)));
+                pieces.push((Layer::Checksum, self.timing.checksum_cycles_on(core, s.payload)));
             }
             if s.frag != Frag::Whole {
-                pieces.push((Layer::IpFrag, self.timing.cycles(c.ip_frag)));
+                pieces.push((Layer::IpFrag, cy(c.ip_frag)));
             }
         }
-        pieces.push((Layer::Device, self.timing.cycles(c.device_tx)));
-        pieces.push((Layer::Driver, self.timing.cycles(c.driver_tx)));
+        pieces.push((Layer::Device, cy(c.device_tx)));
+        pieces.push((Layer::Driver, cy(c.driver_tx)));
         pieces
     }
 
     /// Receive-path pieces of a frame: driver, device, IP (and
     /// defragmentation per fragment), checksum, transport (once per datagram,
     /// when its last fragment completes it).
-    fn rx_pieces(&self, s: Shape) -> Vec<(Layer, u64)> {
+    fn rx_pieces(&self, s: Shape, core: usize) -> Vec<(Layer, u64)> {
         let c = &self.timing.costs;
-        let mut pieces =
-            vec![(Layer::Driver, self.timing.cycles(c.driver_rx)), (Layer::Device, self.timing.cycles(c.device_rx))];
+        let cy = |cost| self.timing.cycles_on(core, cost);
+        let mut pieces = vec![(Layer::Driver, cy(c.driver_rx)), (Layer::Device, cy(c.device_rx))];
         if s.proto.is_none() {
             return pieces;
         }
-        pieces.push((Layer::Ip, self.timing.cycles(c.ip_rx)));
+        pieces.push((Layer::Ip, cy(c.ip_rx)));
         if s.frag != Frag::Whole {
-            pieces.push((Layer::IpFrag, self.timing.cycles(c.ip_defrag)));
+            pieces.push((Layer::IpFrag, cy(c.ip_defrag)));
         }
         if !self.timing.nic.checksum_offload {
-            pieces.push((Layer::Checksum, self.timing.checksum_cycles(s.payload)));
+            pieces.push((Layer::Checksum, self.timing.checksum_cycles_on(core, s.payload)));
         }
         if matches!(s.frag, Frag::Whole | Frag::Later { last: true }) {
             match s.proto {
-                Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, self.timing.cycles(c.tcp_rx))),
-                Some(IpProtocol::Udp) => pieces.push((Layer::Udp, self.timing.cycles(c.udp_rx))),
+                Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, cy(c.tcp_rx))),
+                Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_rx))),
                 _ => {}
             }
         }
@@ -305,7 +358,7 @@ impl Sim {
 
     pub(super) fn irq_ctx(&self, h: usize) -> Ctx {
         let t = self.timed[h].as_ref().expect("timed");
-        Ctx { core: t.timing.cpu.irq_core as usize, class: Class::Softirq }
+        Ctx { core: t.timing.stack_core(), class: Class::Softirq }
     }
 
     /// Submit `job` to core `core` of host `h`.
@@ -346,7 +399,39 @@ impl Sim {
                 self.perform(h, op, now)?;
                 self.timed(h).app_busy = false;
                 let app_core = self.timed(h).timing.cpu.app_core as usize;
-                self.timed_poll(h, now, Ctx { core: app_core, class: Class::Task }, false);
+                if self.timed(h).timing.offload.enabled {
+                    self.ring_doorbell(h, now);
+                    self.app_kick(h, now, false);
+                } else {
+                    self.timed_poll(h, now, Ctx { core: app_core, class: Class::Task }, false);
+                }
+            }
+            Next::CommandDone => {
+                let ctx = self.irq_ctx(h);
+                self.timed_poll(h, now, ctx, false);
+            }
+            Next::CompletionPosted(woken) => {
+                let t = self.timed(h);
+                t.offload.completions += 1;
+                if t.timing.offload.location == OffloadLocation::Nic {
+                    t.bus.transfer(now, BusOp::DeviceWrite, t.timing.offload.descriptor.0);
+                }
+                let core = t.timing.cpu.app_core as usize;
+                t.cores[core].note_interrupt();
+                t.offload.completion_interrupts += 1;
+                let cpu = &t.timing.cpu;
+                let pieces = vec![
+                    (Layer::Interrupt, cpu.interrupt_entry),
+                    (Layer::Command, t.timing.cycles_on(core, t.timing.offload.completion_rx)),
+                    (Layer::Interrupt, cpu.interrupt_exit),
+                ];
+                let msg = self.apps[h].current_msg();
+                let job = Job::new(Class::Irq, pieces, Next::CompletionTaken(woken)).for_msg(msg).on(Path::Receive);
+                self.submit(h, core, now, job);
+            }
+            Next::CompletionTaken(woken) => {
+                self.timed(h).completion_pending = false;
+                self.app_kick(h, now, woken);
             }
             Next::RxDeliver(frame) => {
                 self.note_deliver(h, frame.len(), now);
@@ -397,7 +482,7 @@ impl Sim {
                 }
                 self.nic_rx_kick(h, now);
                 let t = self.timed(h);
-                if t.timing.nic.napi && (!t.nic.rx_done.is_empty() || t.nic.tx_done > 0) {
+                if (t.timing.nic.napi || t.polled()) && (!t.nic.rx_done.is_empty() || t.nic.tx_done > 0) {
                     self.driver_batch(h, now);
                 } else {
                     t.nic.masked = false;
@@ -422,15 +507,81 @@ impl Sim {
             let t = self.timed(h);
             let sh = shape(&frame.bytes);
             let path = if sh.data > 0 { Path::Send } else { Path::Receive };
-            let pieces = t.tx_pieces(sh);
+            let pieces = t.tx_pieces(sh, ctx.core);
             t.tx_jobs += 1;
             let seq = t.tx_emitted;
             t.tx_emitted += 1;
             let job = Job::new(ctx.class, pieces, Next::TxToRing(seq, frame)).for_msg(msg).on(path);
             self.submit(h, ctx.core, now, job);
         }
-        self.app_kick(h, now, woken);
+        if self.timed(h).timing.comm_core() == Some(ctx.core) {
+            self.post_completion(h, now, woken);
+        } else {
+            self.app_kick(h, now, woken);
+        }
         self.schedule_stack_timer(h, now);
+    }
+
+    /// Offload: the application finished a socket call; its command goes to
+    /// the communication processor (descriptor written, doorbell rung), which
+    /// decodes it and runs the stack for it.
+    fn ring_doorbell(&mut self, h: usize, now: Time) {
+        let t = self.timed(h);
+        t.offload.commands += 1;
+        let desc = t.timing.offload.descriptor.0;
+        let seen = match t.timing.offload.location {
+            // Descriptor and doorbell are stores through the north bridge.
+            OffloadLocation::Core => t.memory(now, desc),
+            // Doorbell is an MMIO write; the NIC processor then fetches the descriptor.
+            OffloadLocation::Nic => {
+                let rung = t.bus.transfer(now, BusOp::MmioWrite, 4);
+                t.bus.transfer(rung, BusOp::DeviceRead, desc)
+            }
+        };
+        t.commands += 1;
+        let at = if t.polled() { t.poll_at(seen) } else { seen };
+        self.sched.at(at, Priority::DEVICE, Event::CommNotice(h, Notice::Command));
+    }
+
+    /// Offload: the communication processor turns to the work it noticed.
+    pub(super) fn on_comm_notice(&mut self, h: usize, notice: Notice, now: Time) {
+        match notice {
+            Notice::Command => {
+                let t = self.timed(h);
+                t.commands -= 1;
+                let core = t.timing.stack_core();
+                let mut pieces = Vec::with_capacity(3);
+                if !t.polled() {
+                    t.cores[core].note_interrupt();
+                    pieces.push((Layer::Interrupt, t.timing.cpu.interrupt_entry));
+                    pieces.push((Layer::Interrupt, t.timing.cpu.interrupt_exit));
+                }
+                pieces.push((Layer::Command, t.timing.cycles_on(core, t.timing.offload.command_rx)));
+                let msg = self.apps[h].current_msg();
+                let job = Job::new(Class::Softirq, pieces, Next::CommandDone).for_msg(msg).on(Path::Send);
+                self.submit(h, core, now, job);
+            }
+        }
+    }
+
+    /// Offload: the stack on the communication processor changed what the
+    /// application can do (data arrived, room freed). If the application
+    /// waits, post a completion, which interrupts the application core.
+    fn post_completion(&mut self, h: usize, now: Time, woken: bool) {
+        let t = self.timed(h);
+        if t.app_busy || t.completion_pending {
+            return;
+        }
+        if self.apps[h].next_op(now, &mut self.hosts[h]).is_none() {
+            return;
+        }
+        let msg = self.apps[h].current_msg();
+        let t = self.timed(h);
+        t.completion_pending = true;
+        let core = t.timing.stack_core();
+        let pieces = vec![(Layer::Command, t.timing.cycles_on(core, t.timing.offload.completion))];
+        let job = Job::new(Class::Softirq, pieces, Next::CompletionPosted(woken)).for_msg(msg).on(Path::Receive);
+        self.submit(h, core, now, job);
     }
 
     /// Start the application's next socket call if it is not in one. An
@@ -463,6 +614,9 @@ impl Sim {
         pieces.push((Layer::Socket, t.timing.cycles(socket)));
         let copy = t.timing.copy_cycles(op.bytes(), hot);
         pieces.push((Layer::Copy, copy));
+        if t.timing.offload.enabled {
+            pieces.push((Layer::Command, t.timing.cycles(t.timing.offload.command)));
+        }
         if op.bytes() > 0 {
             // Read and write of every byte go through the memory system.
             let core = &t.cores[t.timing.cpu.app_core as usize];
@@ -618,6 +772,22 @@ impl Sim {
         if t.nic.masked {
             return;
         }
+        if t.polled() {
+            let pending = !t.nic.rx_done.is_empty() || t.nic.tx_done > 0;
+            if !pending {
+                return;
+            }
+            let at = t.poll_at(now);
+            if at == now {
+                self.raise_irq(h, now);
+            } else if t.nic.irq_armed.is_none_or(|armed| armed > at) {
+                t.nic.irq_generation += 1;
+                t.nic.irq_armed = Some(at);
+                let g = t.nic.irq_generation;
+                self.sched.at(at, Priority::DEVICE, Event::NicIrq(h, g));
+            }
+            return;
+        }
         let m = &t.timing.nic.moderation;
         let mut due: Option<Time> = None;
         if let (Some((first, _)), Some((last, _))) = (t.nic.rx_done.front(), t.nic.rx_done.back()) {
@@ -670,12 +840,20 @@ impl Sim {
         t.nic.irq_armed = None;
         t.nic.irq_generation += 1;
         t.nic.last_irq = Some(now);
-        t.nic.stats.interrupts += 1;
         t.nic.tx_done_since = None;
+        if t.polled() {
+            // The communication processor's loop found work: no interrupt,
+            // it polls the rings until they are empty (as NAPI does).
+            t.nic.stats.polls += 1;
+            t.nic.masked = true;
+            self.driver_batch(h, now);
+            return;
+        }
+        t.nic.stats.interrupts += 1;
         if t.timing.nic.napi {
             t.nic.masked = true;
         }
-        let core = t.timing.cpu.irq_core as usize;
+        let core = t.timing.stack_core();
         t.cores[core].note_interrupt();
         if self.probes.wants(observer::INTERRUPT) {
             self.probes.emit(observer::INTERRUPT, now, &self.hosts[h].name, &[("core", core as f64)]);
@@ -684,7 +862,7 @@ impl Sim {
         let cpu = &t.timing.cpu;
         let pieces = vec![
             (Layer::Interrupt, cpu.interrupt_entry),
-            (Layer::Interrupt, t.timing.cycles(t.timing.costs.interrupt)),
+            (Layer::Interrupt, t.timing.cycles_on(core, t.timing.costs.interrupt)),
             (Layer::Interrupt, cpu.interrupt_exit),
         ];
         let job = Job::new(Class::Irq, pieces, Next::IrqDone).for_msg(msg).on(Path::Receive);
@@ -696,25 +874,25 @@ impl Sim {
     fn driver_batch(&mut self, h: usize, now: Time) {
         let msg = self.apps[h].current_msg();
         let t = self.timed(h);
-        let budget = if t.timing.nic.napi { t.timing.nic.napi_budget as usize } else { usize::MAX };
+        let budget = if t.timing.nic.napi || t.polled() { t.timing.nic.napi_budget as usize } else { usize::MAX };
         let take = t.nic.rx_done.len().min(budget);
         let frames: Vec<Vec<u8>> = t.nic.rx_done.drain(..take).map(|(_, f)| f).collect();
         let cleaned = std::mem::take(&mut t.nic.tx_done);
         t.nic.tx_done_since = None;
-        let core = t.timing.cpu.irq_core as usize;
+        let core = t.timing.stack_core();
         let mut jobs = Vec::with_capacity(frames.len() + 2);
         for frame in frames {
             let t = self.timed(h);
-            let pieces = t.rx_pieces(shape(&frame));
+            let pieces = t.rx_pieces(shape(&frame), core);
             jobs.push(Job::new(Class::Softirq, pieces, Next::RxDeliver(frame)).for_msg(msg).on(Path::Receive));
         }
         let t = self.timed(h);
         if cleaned > 0 {
-            let c = t.timing.cycles(t.timing.costs.driver_tx_clean) * u64::from(cleaned);
+            let c = t.timing.cycles_on(core, t.timing.costs.driver_tx_clean) * u64::from(cleaned);
             let job = Job::new(Class::Softirq, vec![(Layer::Driver, c)], Next::TxCleaned(cleaned));
             jobs.push(job.for_msg(msg).on(Path::Send));
         }
-        let refill = t.timing.cycles(t.timing.costs.driver_refill) * take as u64;
+        let refill = t.timing.cycles_on(core, t.timing.costs.driver_refill) * take as u64;
         let job = Job::new(Class::Softirq, vec![(Layer::Driver, refill)], Next::BatchDone(take as u32));
         jobs.push(job.for_msg(msg).on(Path::Receive));
         for job in jobs {
@@ -780,6 +958,8 @@ pub struct TimingReport {
     pub bus_utilization: f64,
     /// Per-message breakdown (request/response only).
     pub messages: Option<MessageReport>,
+    /// Offload interface counters (offload mode only).
+    pub offload: Option<OffloadStats>,
 }
 
 fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
@@ -847,11 +1027,59 @@ impl Sim {
             bus: t.bus.stats().clone(),
             bus_utilization: t.bus.utilization(until),
             messages,
+            offload: t.timing.offload.enabled.then(|| t.offload.clone()),
         })
     }
 
     /// Cycles per layer of message `msg` on `path` of host `h` (timed hosts only).
     pub fn message_breakdown(&self, h: usize, msg: u64, path: Path) -> Option<Breakdown> {
         self.timed[h].as_ref()?.per_msg.get(&(msg, path)).copied()
+    }
+}
+
+impl Timed {
+    /// Check the NIC's rings and FIFO against their bounds and their
+    /// bookkeeping against their contents. A failure is a simulator bug.
+    pub(super) fn check_invariants(&self) -> Result<(), String> {
+        let (n, cfg) = (&self.nic, &self.timing.nic);
+        let fifo: u64 = n.rx_fifo.iter().map(|f| f.len() as u64).sum();
+        let in_rx_ring = u64::from(n.rx_posted) + n.rx_done.len() as u64 + u64::from(n.rx_dma_busy);
+        let checks = [
+            (n.tx_used <= cfg.tx_ring, format!("{} TX descriptors used of {}", n.tx_used, cfg.tx_ring)),
+            (
+                n.tx_ring.len() as u64 <= u64::from(n.tx_used),
+                format!("{} frames on the TX ring but {} descriptors used", n.tx_ring.len(), n.tx_used),
+            ),
+            (
+                in_rx_ring <= u64::from(cfg.rx_ring),
+                format!("{in_rx_ring} RX descriptors posted, in DMA or filled, of {}", cfg.rx_ring),
+            ),
+            (fifo == n.rx_fifo_bytes, format!("RX FIFO holds {fifo} bytes but counts {}", n.rx_fifo_bytes)),
+            (
+                n.rx_fifo_bytes <= cfg.rx_fifo.0,
+                format!("RX FIFO holds {} bytes, above its {}", n.rx_fifo_bytes, cfg.rx_fifo),
+            ),
+            (
+                n.stats.max_rx_fifo <= cfg.rx_fifo.0,
+                format!("RX FIFO peaked at {} bytes, above its {}", n.stats.max_rx_fifo, cfg.rx_fifo),
+            ),
+            (
+                n.stats.max_tx_ring_used <= cfg.tx_ring,
+                format!("TX ring peaked at {} of {}", n.stats.max_tx_ring_used, cfg.tx_ring),
+            ),
+            (
+                n.stats.max_rx_ring_used <= cfg.rx_ring,
+                format!("RX ring peaked at {} of {}", n.stats.max_rx_ring_used, cfg.rx_ring),
+            ),
+            (!n.rx_dma_busy || !n.rx_fifo.is_empty(), "an RX DMA is running with an empty FIFO".to_string()),
+            (
+                self.tx_posted <= self.tx_emitted,
+                format!("{} frames posted of {} emitted", self.tx_posted, self.tx_emitted),
+            ),
+        ];
+        match checks.into_iter().find(|(ok, _)| !ok) {
+            Some((_, why)) => Err(why),
+            None => Ok(()),
+        }
     }
 }

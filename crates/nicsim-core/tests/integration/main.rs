@@ -2,10 +2,16 @@
 //! integrity, determinism, scenario errors) and timed hosts (CPU, memory,
 //! bus and NIC models).
 
+mod bad_input;
+mod determinism;
 mod flows;
+mod fuzz_corpus;
 mod ideal;
+mod impairments;
+mod invariants;
 mod netperf;
 mod netpipe;
+mod offload;
 mod replay;
 mod timing;
 mod udp;

@@ -1,0 +1,4 @@
+//! Fuzz target `wire_monitor`: see `nicsim_core::fuzz::wire_monitor` for the input and the property.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| nicsim_core::fuzz::wire_monitor(data));

@@ -1,0 +1,165 @@
+"""Write the checked-in seed corpus of each fuzz target into fuzz/corpus/.
+
+Run from the repository root: `python3 fuzz/seeds.py`. The corpus is small
+(tens of files per target) and every file in it is replayed by
+`cargo test` (crates/nicsim-core/tests/integration/fuzz_corpus.rs). Crash
+inputs found by fuzzing are added by hand under `corpus/<target>/crash-*`
+and are not touched by this script.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "fuzz" / "corpus"
+
+
+def write(target: str, name: str, data: bytes | str) -> None:
+    d = CORPUS / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_bytes(data.encode() if isinstance(data, str) else data)
+
+
+# ------------------------------------------------------------- scenarios
+
+TWO = '[[hosts]]\nname = "a"\n{host}\n[[hosts]]\nname = "b"\n{host}\n[[links]]\nendpoints = ["a", "b"]\n{link}\n{workload}\n'
+BULK = '[workload.bulk]\nfrom = "a"\nto = "b"\nbytes = "1MB"\n'
+
+
+def scenarios() -> None:
+    for path in sorted((ROOT / "scenarios").glob("*.toml")):
+        write("scenario", "repo-" + path.name, path.read_bytes())
+    cases = {
+        "udp-stream": TWO.format(host="", link='rate = "100Mbps"', workload='[workload.udp_stream]\nfrom = "a"\nto = "b"\ncount = 10\nrate = "1Mbps"\narrivals = "poisson"\non = "1ms"\noff = "2ms"\n'),
+        "udp-rr": TWO.format(host="", link="", workload='[workload.udp_rr]\nclient = "a"\nserver = "b"\nrequest = "100B"\n'),
+        "rr": TWO.format(host='tcp = { nagle = false, delayed_ack = "off", congestion_control = "cubic" }', link="", workload='[workload.request_response]\nclient = "a"\nserver = "b"\ntransactions = 5\n'),
+        "netpipe": TWO.format(host="", link="", workload='[workload.netpipe]\nclient = "a"\nserver = "b"\nupper = "64kB"\nbuffer = "128KiB"\nstream = true\n'),
+        "timed-overrides": TWO.format(host='profile = "kurmann-pii-400"\ncpu = { clock = "800MHz" }\nnic = { rx_ring = 256, moderation = { rx_packets = 4, rx_delay = "10us" } }', link="", workload=BULK),
+        "timed-tso": TWO.format(host='profile = "modern-x86-pcie"\nbus = { kind = "pcie", gen = 3, lanes = 8 }', link='rate = "10Gbps"', workload=BULK),
+        "impaired": TWO.format(host="", link='impairments = { loss = 0.1, duplicate = 0.1, reorder = 0.1, reorder_delay = "1us", corrupt = 0.1 }', workload=BULK),
+        "ips": TWO.format(host="", link="", workload=BULK).replace('name = "b"', 'name = "b"\nip = "192.168.1.2/16"').replace('name = "a"', 'name = "a"\nip = "192.168.7.1/16"'),
+        "bad-unit": TWO.format(host="", link='rate = "1Gbs"', workload=BULK),
+        "bad-ring": TWO.format(host='profile = "kurmann-pii-400"\nnic = { rx_ring = 100 }', link="", workload=BULK),
+        "bad-field": TWO.format(host="tcp = { nagel = true }", link="", workload=BULK),
+        "bad-endpoint": TWO.format(host="", link="", workload=BULK.replace('to = "b"', 'to = "c"')),
+        "bad-mtu": TWO.format(host="", link='mtu = "0B"', workload=BULK),
+        "duration-bulk": TWO.format(host="", link="", workload='[workload.bulk]\nfrom = "a"\nto = "b"\nduration = "10ms"\nwrite_size = "1B"\n') + '[run]\ntime_limit = "1s"\nsample_interval = "1ms"\n',
+        "syntax": '[[hosts]\nname = "a',
+        "empty": "",
+    }
+    for name, text in cases.items():
+        write("scenario", name + ".toml", text)
+
+
+# ------------------------------------------------------------------ units
+
+def units() -> None:
+    texts = [
+        "1Gbps", "400MHz", "1.2us", "9000B", "64KiB", "126MB/s", " 2 ms ", "0.5ns", "1.5KiB", "0ps",
+        "1.5B", "0.1ps", "4KB", "1GBps", "1500", "-5B", "1e3B", "1.2.3B", "99999999999999999999GiB",
+        "18446744073709551615ps", "18446744073709551616ps", "3µs", ".5ms", "5.", "Mbps", "10 Mbit/s",
+    ]
+    for i, t in enumerate(texts):
+        write("units", f"u{i:02}", t)
+
+
+# ----------------------------------------------------------------- frames
+
+def csum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+ETH = bytes([2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00])
+
+
+def ipv4(proto: int, payload: bytes, *, options: bytes = b"", flags_frag: int = 0, ident: int = 7) -> bytes:
+    ihl = 5 + len(options) // 4
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, 4 * ihl + len(payload), ident, flags_frag, 64, proto, 0,
+                      bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])) + options
+    hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
+    return hdr + payload
+
+
+def tcp(seq: int, payload: bytes, *, flags: int = 0x18, timestamps: bool = True, checksum: bool = True) -> bytes:
+    opts = b"\x01\x01\x08\x0a" + struct.pack("!II", 5, 6) if timestamps else b""
+    off = (20 + len(opts)) // 4
+    seg = struct.pack("!HHIIBBHHH", 49152, 5001, seq & 0xFFFFFFFF, 77, off << 4, flags, 4000, 0, 0) + opts + payload
+    if checksum:
+        pseudo = bytes([10, 0, 0, 1, 10, 0, 0, 2, 0, 6]) + struct.pack("!H", len(seg))
+        seg = seg[:16] + struct.pack("!H", csum(pseudo + seg)) + seg[18:]
+    return seg
+
+
+def frames() -> dict[str, bytes]:
+    data = bytes(i % 251 for i in range(10_000))
+    return {
+        "super-10000": ETH + ipv4(6, tcp(1000, data, checksum=False)),
+        "super-fin-wrap": ETH + ipv4(6, tcp(-10, data[:3000], flags=0x19, checksum=False)),
+        "small": ETH + ipv4(6, tcp(5, b"hello")),
+        "ack": ETH + ipv4(6, tcp(5, b"", flags=0x10, timestamps=False)),
+        "syn": ETH + ipv4(6, tcp(0, b"", flags=0x02)),
+        "ip-options": ETH + ipv4(6, tcp(9, data[:2000], checksum=False), options=b"\x01\x01\x01\x00"),
+        "padded": ETH + ipv4(6, tcp(9, b"x")) + b"\0" * 6,
+        "udp": ETH + ipv4(17, struct.pack("!HHHH", 1, 2, 12, 0) + b"abcd"),
+        "fragment": ETH + ipv4(6, data[:1480], flags_frag=0x2000),
+        "arp": bytes([0xFF] * 6 + [2, 0, 0, 0, 0, 1] + [0x08, 0x06]) + bytes(28),
+        "truncated": (ETH + ipv4(6, tcp(5, data[:100])))[:40],
+    }
+
+
+def tso() -> None:
+    for name, f in frames().items():
+        for mss in (536, 1448, 8948):
+            write("tso", f"{name}-{mss}", struct.pack("<H", mss) + f)
+
+
+def wire_monitor() -> None:
+    fr = frames()
+    flow = [ETH + ipv4(6, tcp(seq, bytes(100), checksum=False)) for seq in (0, 100, 200, 100, 300, -100)]
+    seqs = {
+        "flow-with-retransmission": flow,
+        "all-kinds": list(fr.values()),
+        "one-each": [fr["small"], fr["ack"], fr["udp"]],
+    }
+    for name, fs in seqs.items():
+        write("wire_monitor", name, b"".join(struct.pack("<H", len(f)) + f for f in fs))
+    for name, f in fr.items():
+        write("wire_monitor", "single-" + name, struct.pack("<H", len(f)) + f)
+
+
+def link_channel() -> None:
+    rng = random.Random(12)
+    write("link_channel", "clean", bytes([1, 3, 0, 0, 0, 0, 0, 0]) + bytes([8, 1, 2] * 20))
+    write("link_channel", "all-impairments", bytes([2, 15, 60, 60, 60, 60, 1, 0]) + bytes([16, 16, 1, 2, 2] * 20))
+    write("link_channel", "certain-loss", bytes([0, 0, 255, 0, 0, 0, 2, 0]) + bytes([4, 1, 2] * 10))
+    write("link_channel", "paused", bytes([3, 4, 0, 0, 0, 0, 3, 0]) + bytes([8, 7, 1, 2, 3, 1, 2]))
+    for i in range(12):
+        write("link_channel", f"random-{i:02}", bytes(rng.randrange(256) for _ in range(8 + rng.randrange(200))))
+
+
+def main() -> None:
+    for target in ("scenario", "units", "tso", "wire_monitor", "link_channel"):
+        d = CORPUS / target
+        if d.exists():
+            for f in d.iterdir():
+                if not f.name.startswith("crash-"):
+                    f.unlink()
+    scenarios()
+    units()
+    tso()
+    wire_monitor()
+    link_channel()
+    for d in sorted(CORPUS.iterdir()):
+        print(f"{d.name}: {len(list(d.iterdir()))} files")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""`nicsim reproduce ortiz`: the study's experiments end to end (about a
+minute on two cores), checked against the study's Table I and physics."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nicsim.cli import main
+
+# The study's Table I (µs), written out here independently of the module.
+TABLE_I = {
+    "no offload": 66.9,
+    "Offload 1": 24.4,
+    "Offload 2": 31.68,
+    "Offload 4": 42.53,
+    "Offload 6": 46.61,
+    "Offload 10": 120.54,
+}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = tmp_path_factory.mktemp("ortiz")
+    out = results / "report"
+    res = CliRunner().invoke(
+        main, ["reproduce", "ortiz", "--results", str(results), "--out", str(out), "--no-progress"]
+    )
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_table_i_rows_one_to_six_and_no_offload_within_ten_percent(report: Path) -> None:
+    rows = {r["setting"]: r for r in _rows(report / "table1.csv")}
+    assert set(rows) == set(TABLE_I)
+    for setting, published in TABLE_I.items():
+        nicsim = float(rows[setting]["nicsim_us"])
+        diff = (nicsim - published) / published
+        assert abs(float(rows[setting]["diff_pct"]) - diff * 100) < 0.1
+        if setting != "Offload 10":
+            assert abs(diff) <= 0.10, f"{setting}: {nicsim} µs vs published {published}"
+    # The model is linear in x, so it cannot follow the study's jump to 120 µs.
+    assert float(rows["Offload 10"]["nicsim_us"]) < 0.9 * TABLE_I["Offload 10"]
+
+
+def test_latency_rises_with_x_and_offload_1_beats_no_offload(report: Path) -> None:
+    lat = {r["setting"]: float(r["nicsim_us"]) for r in _rows(report / "table1.csv")}
+    series = [lat[f"Offload {x}"] for x in (1, 2, 4, 6, 10)]
+    assert series == sorted(series)
+    assert lat["Offload 1"] < lat["no offload"]
+
+
+def test_netpipe_curves_reach_the_wire_and_saturate(report: Path) -> None:
+    rows = _rows(report / "netpipe.csv")
+    by_setting: dict[str, list[tuple[int, float, float]]] = {}
+    for r in rows:
+        by_setting.setdefault(r["setting"], []).append((int(r["bytes"]), float(r["time_s"]), float(r["mbps"])))
+    assert len(by_setting) == 9
+    # GbE at MTU 9000: TCP goodput is at most 8948/9038 of 1 Gbit/s, i.e. 944
+    # NetPIPE Mbps (mega = 2^20); the peak must come close without passing it.
+    ceiling = 1e9 * 8948 / 9038 / 2**20
+    for setting, pts in by_setting.items():
+        peak = max(p[2] for p in pts)
+        assert 0.9 * ceiling < peak <= ceiling, f"{setting}: peak {peak:.1f} vs ceiling {ceiling:.1f}"
+        # Past saturation, time grows linearly with size: doubling the block doubles the time.
+        big = {b: t for b, t, _ in pts if b in (1 << 21, 1 << 22)}
+        assert abs(big[1 << 22] / big[1 << 21] - 2) < 0.05
+
+
+def test_load_and_interrupt_tables_cover_every_size_and_host(report: Path) -> None:
+    rows = _rows(report / "load.csv")
+    assert {(r["proto"], r["setting"], r["host"]) for r in rows} == {
+        (p, s, h) for p in ("tcp", "udp") for s in ("no offload", "Offload 1") for h in ("sender", "receiver")
+    }
+    for r in rows:
+        assert 0 <= float(r["cpu0_util"]) <= 1
+        if r["setting"] == "no offload":
+            assert float(r["cpu1_util"]) == 0.0, "CPU1 idles without offload"
+        else:
+            assert float(r["cpu1_util"]) > 0.0, "CPU1 runs the stack with offload"
+
+
+def test_report_has_every_figure_and_table(report: Path) -> None:
+    text = (report / "report.md").read_text(encoding="utf-8")
+    for name in ("fig3-cpu0-load", "fig4-interrupt-reduction", "fig5-rtt", "fig6-saturation",
+                 "fig7-throughput", "fig8-cpu1-speed"):
+        assert f"({name}.png)" in text
+        png = (report / f"{name}.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 5000
+        assert (report / f"{name}.pdf").read_bytes().startswith(b"%PDF")
+    assert "| Offload 1 | 24.4 |" in text
+    assert "## What the model says" in text
+
+
+def test_offload_takes_the_per_segment_stack_work_off_cpu0_for_large_writes(report: Path) -> None:
+    # With 64 KiB writes there are many segments per call: moving the stack
+    # to CPU1 must leave CPU0 fewer cycles per KB on both hosts.
+    rows = [r for r in _rows(report / "released.csv") if r["size"] == "65536"]
+    assert {r["host"] for r in rows} == {"sender", "receiver"}
+    for r in rows:
+        assert int(r["cpu0_cycles_per_kb_offload"]) < int(r["cpu0_cycles_per_kb_no_offload"]), r
+        assert 0 < float(r["released_share"]) < 1
