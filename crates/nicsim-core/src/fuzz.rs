@@ -14,6 +14,7 @@
 //! | [`tso`] | MSS + frame | segmentation returns frames with valid checksums carrying the input's payload in order |
 //! | [`wire_monitor`] | frames | the TCP monitor counts no more data segments than frames, no more retransmissions than data segments |
 //! | [`link_channel`] | settings + operations | a link direction with impairments conserves frames and changes at most one bit of any frame |
+//! | [`pcap_read`] | a pcap file | the reader returns records that account for every byte, or an error; a replay schedule from them keeps time order and valid sizes |
 
 use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4Packet, TcpPacket};
 
@@ -27,7 +28,7 @@ use crate::probe::wire::TcpMonitor;
 
 /// The names of the targets, as `fuzz/fuzz_targets/<name>.rs` and
 /// `fuzz/corpus/<name>/`.
-pub const TARGETS: [&str; 5] = ["scenario", "units", "tso", "wire_monitor", "link_channel"];
+pub const TARGETS: [&str; 6] = ["scenario", "units", "tso", "wire_monitor", "link_channel", "pcap_read"];
 
 /// Run target `name` on `data`; panics on an unknown name.
 pub fn run(name: &str, data: &[u8]) {
@@ -37,6 +38,7 @@ pub fn run(name: &str, data: &[u8]) {
         "tso" => tso(data),
         "wire_monitor" => wire_monitor(data),
         "link_channel" => link_channel(data),
+        "pcap_read" => pcap_read(data),
         other => panic!("no fuzz target named {other}"),
     }
 }
@@ -188,6 +190,21 @@ pub fn link_channel(data: &[u8]) {
     assert_eq!(copies, st.delivered + st.duplicated, "copies delivered");
     assert_eq!(busy_ps, st.busy_ps, "busy time");
     assert_eq!(sent.len(), c.queued(), "queue contents");
+}
+
+/// pcap reader and replay schedule: arbitrary bytes as a pcap file.
+pub fn pcap_read(data: &[u8]) {
+    use crate::workload::replay::{Schedule, MAX_PAYLOAD, MIN_PAYLOAD};
+    let Ok(capture) = crate::probe::pcap_read::parse(data) else { return };
+    let used: usize = 24 + capture.records.iter().map(|r| 16 + r.data.len()).sum::<usize>();
+    assert_eq!(used, data.len(), "the records do not account for the whole file");
+    for r in &capture.records {
+        assert!(r.data.len() as u64 <= u64::from(r.orig_len), "a record holds more than its original length");
+    }
+    let Ok(schedule) = Schedule::from_capture(&capture, None) else { return };
+    assert_eq!(schedule.at.len(), capture.records.len());
+    assert!(schedule.at.windows(2).all(|w| w[0] <= w[1]), "replay times go backwards");
+    assert!(schedule.sizes.iter().all(|s| (MIN_PAYLOAD..=MAX_PAYLOAD).contains(s)), "a replay size is out of range");
 }
 
 #[cfg(test)]
