@@ -145,38 +145,6 @@ def link_channel() -> None:
         write("link_channel", f"random-{i:02}", bytes(rng.randrange(256) for _ in range(8 + rng.randrange(200))))
 
 
-# --------------------------------------------------------------- pcap_read
-
-def pcap_read() -> None:
-    def header(magic: int, big: bool, linktype: int = 1) -> bytes:
-        e = ">" if big else "<"
-        return struct.pack(e + "IHHiIII", magic, 2, 4, 0, 0, 65535, linktype)
-
-    def record(big: bool, secs: int, frac: int, data: bytes, orig: int | None = None) -> bytes:
-        e = ">" if big else "<"
-        return struct.pack(e + "IIII", secs, frac, len(data), len(data) if orig is None else orig) + data
-
-    eth_ip = bytes(12) + b"\x08\x00" + b"\x45\x00\x05\xdc" + bytes(16)
-    good = header(0xA1B2C3D4, False) + b"".join(record(False, 1, i * 10, eth_ip) for i in range(4))
-    cases = {
-        "us-le": good,
-        "us-be": header(0xA1B2C3D4, True) + record(True, 0, 5, eth_ip) + record(True, 0, 9, b"\x01", 60),
-        "ns-le": header(0xA1B23C4D, False) + record(False, 0, 999_999_999, eth_ip),
-        "raw-ip": header(0xA1B23C4D, False, 101) + record(False, 3, 0, eth_ip[14:]),
-        "truncated-record": good[:-5],
-        "truncated-header": good[:10],
-        "cut-record-header": good[:24 + 7],
-        "backwards": header(0xA1B2C3D4, False) + record(False, 5, 0, eth_ip) + record(False, 4, 0, eth_ip),
-        "caplen-over-orig": header(0xA1B2C3D4, False) + record(False, 0, 0, eth_ip, 3),
-        "bad-fraction": header(0xA1B2C3D4, False) + record(False, 0, 1_000_000, eth_ip),
-        "pcapng": struct.pack("<I", 0x0A0D0D0A) + bytes(40),
-        "empty-capture": header(0xA1B2C3D4, False),
-        "vlan": header(0xA1B2C3D4, False) + record(False, 0, 0, bytes(12) + b"\x81\x00\x00\x01\x08\x00" + eth_ip[14:]),
-    }
-    for name, data in cases.items():
-        write("pcap_read", name + ".pcap", data)
-
-
 def main() -> None:
     for target in ("scenario", "units", "tso", "wire_monitor", "link_channel"):
         d = CORPUS / target
@@ -189,7 +157,6 @@ def main() -> None:
     tso()
     wire_monitor()
     link_channel()
-    pcap_read()
     for d in sorted(CORPUS.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} files")
 
