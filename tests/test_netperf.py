@@ -155,3 +155,21 @@ def test_cli_bad_size_names_the_workload_field(tmp_path: Path) -> None:
     done = run_cli("netperf", "TCP_RR", "-r", "0B,1B", "--out", tmp_path / "out")
     assert done.returncode == 2
     assert "workload.request_response.request: must be 1B to 1GiB" in done.stderr, done.stderr
+
+
+def test_python_api_runs_a_test_on_the_default_pair() -> None:
+    result, row = nicsim.netperf.run("UDP_RR", options=netperf.Options(length="500"))
+    assert result.summary["transactions"] == 500
+    assert row["THROUGHPUT_UNITS"] == "Trans/s"
+    # One 1-byte datagram each way: 43 B padded to a 60-byte frame, 84 B of
+    # wire time (672 ns), plus 500 ns of cable, twice: 2.344 µs.
+    assert row["P50_LATENCY"] == pytest.approx(2.344, abs=1e-9)
+
+
+def test_a_stream_longer_than_the_default_time_limit_gets_room_to_finish() -> None:
+    text = netperf.scenario_text("TCP_STREAM", None, netperf.Options(length="90s"))
+    resolved = nicsim.resolve(text)
+    # The default limit is 60 s; a 90 s test gets 90 s plus 10 s to drain.
+    assert resolved["run"]["time_limit"] == "100s"
+    short = nicsim.resolve(netperf.scenario_text("TCP_STREAM", None, netperf.Options(length="20ms")))
+    assert short["run"]["time_limit"] == "60s", "a limit that is already enough stays"

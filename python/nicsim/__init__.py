@@ -6,10 +6,11 @@ lists the built-in host timing profiles, and ``run(..., probes=...)`` feeds
 named events (:data:`PROBE_EVENTS`) to Python callables. Scenario problems
 raise :class:`ScenarioError` (a ``ValueError`` with ``path`` and ``reason``);
 a run that fails raises :class:`SimulationError` (a ``RuntimeError``).
-:mod:`nicsim.plots` draws the figures (NetPIPE's graphs, cycles by layer).
+:mod:`nicsim.plots` draws the figures (NetPIPE's graphs, cycles by layer);
+:mod:`nicsim.netperf` runs netperf's tests (``netperf.run("TCP_RR")``).
 """
 
-from . import _core, plots
+from . import _core, netperf, plots
 from ._core import PROBE_EVENTS, ProbeEvent, ScenarioError, SimulationError
 from .api import profiles, resolve, run
 from .campaign import Sweep
@@ -25,6 +26,7 @@ __all__ = [
     "SimulationError",
     "Sweep",
     "__version__",
+    "netperf",
     "plots",
     "profiles",
     "resolve",

@@ -169,7 +169,27 @@ def scenario_text(test: str, base: str | None, opts: Options) -> str:
         if opts.response:
             workload["response"] = opts.response
     scenario["workload"] = {TESTS[test]: workload}
+    if test in STREAM_TESTS:
+        # Leave room for the whole test: its length plus 10 s to drain.
+        need = _duration_s(str(workload["duration"]))
+        run = scenario.setdefault("run", {})
+        have = _duration_s(str(run.get("time_limit", "60s")))
+        if need is not None and have is not None and have < need + 10:
+            run["time_limit"] = f"{need + 10:g}s"
     return dumps(scenario)
+
+
+_DURATION_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _duration_s(text: str) -> float | None:
+    """Seconds in a duration such as ``"10s"`` or ``"250ms"``; ``None`` if it
+    is not one (the core then reports the error with its field path)."""
+    for unit in sorted(_DURATION_UNITS, key=len, reverse=True):
+        number = text[: -len(unit)]
+        if text.endswith(unit) and number.replace(".", "", 1).isdigit():
+            return float(number) * _DURATION_UNITS[unit]
+    return None
 
 
 def _ends(scenario: Mapping[str, Any], opts: Options) -> tuple[str, str]:
@@ -295,6 +315,26 @@ def _bytes(size: Any) -> float:
             value = float(text[: -len(unit)]) * _SIZE_UNITS[unit]
             return int(value) if value.is_integer() else value
     return math.nan
+
+
+def run(
+    test: str,
+    scenario: str | None = None,
+    options: Options | None = None,
+    *,
+    seed: int | None = None,
+    progress: Any = None,
+) -> tuple[Result, dict[str, Any]]:
+    """Run netperf test ``test`` on the hosts and links of ``scenario`` (a
+    path to a TOML file or TOML text; ``None``: two ideal hosts over GbE) and
+    return the run's :class:`~nicsim.Result` and its omni row."""
+    from .api import read_scenario
+    from .api import run as run_scenario
+
+    opts = options or Options()
+    base = None if scenario is None else read_scenario(scenario)[0]
+    result = run_scenario(scenario_text(test, base, opts), seed=seed, progress=progress)
+    return result, omni_row(test, result, opts.units)
 
 
 def write_csv(rows: list[dict[str, Any]], path: Any) -> None:

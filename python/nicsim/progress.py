@@ -76,6 +76,7 @@ UNITS = {
     "udp_rr": "transactions",
     "tcp_crr": "transactions",
     "bulk": "bytes",
+    "transfers": "bytes",
     "udp_stream": "datagrams",
     "pcap_replay": "datagrams",
 }

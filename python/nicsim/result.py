@@ -48,12 +48,15 @@ NetPIPE's Mbps (2^20 bit/s) and in SI Mbit/s (10^6 bit/s)."""
 
 BULK_FLOW_COLUMNS: dict[str, str] = {
     "flow": "int64",
+    "from": "object",
+    "to": "object",
     "bytes": "int64",
     "start_s": "float64",
     "end_s": "float64",
     "goodput_bps": "float64",
 }
-"""Columns of :meth:`Result.bulk_flows_table`: flow index, bytes delivered,
+"""Columns of :meth:`Result.bulk_flows_table`: flow index, sending and
+receiving host, bytes delivered,
 connection established and last byte delivered (s), goodput (bit/s)."""
 
 

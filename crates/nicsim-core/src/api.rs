@@ -97,8 +97,12 @@ pub struct Summary {
 /// One flow of a bulk transfer.
 #[derive(Debug, Clone, Serialize)]
 pub struct BulkFlowRow {
-    /// Flow index (also its pattern stream; its receiver port is `port` + index).
+    /// Flow index across all transfers (also its pattern stream).
     pub flow: u32,
+    /// Sending host.
+    pub from: String,
+    /// Receiving host.
+    pub to: String,
     /// Bytes delivered and verified.
     pub bytes: u64,
     /// When its connection was established, seconds.
@@ -284,38 +288,28 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
     let (mut netpipe, mut latency, mut peak) = (None, None, None);
     let (mut send_bps, mut datagrams_sent, mut datagrams_received) = (None, None, None);
     match &s.workload {
-        WorkloadConfig::Bulk(b) => {
-            let (tx, rx) = (host(sim, &b.from), host(sim, &b.to));
-            let (senders, receivers) = (members(&sim.apps[tx]), members(&sim.apps[rx]));
-            let mut rows = Vec::new();
-            let (mut first, mut last) = (Time(u64::MAX), Time::ZERO);
-            for (i, (snd, rcv)) in senders.iter().zip(&receivers).enumerate() {
-                if let (App::BulkTx(snd), App::BulkRx(rcv)) = (snd, rcv) {
-                    let start = snd.started.expect("a finished transfer started");
-                    let end = rcv.last_byte.expect("a finished transfer delivered");
-                    (first, last) = (first.min(start), last.max(end));
-                    let bytes = rcv.received();
-                    let secs = end.since(start).as_secs_f64();
-                    let goodput_bps = if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
-                    let (start_s, end_s) = (start.as_secs_f64(), end.as_secs_f64());
-                    rows.push(BulkFlowRow { flow: i as u32, bytes, start_s, end_s, goodput_bps });
-                }
-            }
-            duration = last.since(first.min(last));
+        WorkloadConfig::Bulk(_) | WorkloadConfig::Transfers(_) => {
+            let rows = bulk_rows(sim);
+            let first = rows.iter().map(|r| r.start).min().unwrap_or(Time::ZERO);
+            let last = rows.iter().map(|r| r.end).max().unwrap_or(first);
+            duration = last.since(first);
             if rows.len() > 1 {
-                let sum: f64 = rows.iter().map(|r| r.goodput_bps).sum();
-                let squares: f64 = rows.iter().map(|r| r.goodput_bps * r.goodput_bps).sum();
+                let sum: f64 = rows.iter().map(|r| r.row.goodput_bps).sum();
+                let squares: f64 = rows.iter().map(|r| r.row.goodput_bps * r.row.goodput_bps).sum();
                 jain = Some(if squares > 0.0 { sum * sum / (rows.len() as f64 * squares) } else { 1.0 });
-                bulk_flows = Some(rows);
+                bulk_flows = Some(rows.into_iter().map(|r| r.row).collect());
             }
-            let link = &s.links[sim_link(s, &b.from)];
-            let ip_mtu = |h: usize| match s.hosts[h].tcp.mss {
-                Some(m) => (m.0 + 40).min(link.mtu.0),
-                None => link.mtu.0,
-            };
-            let mtu = ip_mtu(tx).min(ip_mtu(rx));
-            let ts = if s.hosts[tx].tcp.timestamps && s.hosts[rx].tcp.timestamps { 12 } else { 0 };
-            ceiling = Some(goodput_ceiling(link.rate, mtu, mtu - 40 - ts));
+            if let WorkloadConfig::Bulk(b) = &s.workload {
+                let (tx, rx) = (host(sim, &b.from), host(sim, &b.to));
+                let link = &s.links[sim_link(s, &b.from)];
+                let ip_mtu = |h: usize| match s.hosts[h].tcp.mss {
+                    Some(m) => (m.0 + 40).min(link.mtu.0),
+                    None => link.mtu.0,
+                };
+                let mtu = ip_mtu(tx).min(ip_mtu(rx));
+                let ts = if s.hosts[tx].tcp.timestamps && s.hosts[rx].tcp.timestamps { 12 } else { 0 };
+                ceiling = Some(goodput_ceiling(link.rate, mtu, mtu - 40 - ts));
+            }
         }
         WorkloadConfig::RequestResponse(r) => {
             if let App::RrClient(client) = &sim.apps[host(sim, &r.client)] {
@@ -494,6 +488,52 @@ fn members(app: &App) -> Vec<&App> {
         App::Multi(m) => m.members.iter().collect(),
         one => vec![one],
     }
+}
+
+/// A bulk flow's row and its interval.
+struct BulkRow {
+    row: BulkFlowRow,
+    start: Time,
+    end: Time,
+}
+
+/// Every bulk flow of a finished run, by flow number: its sender and
+/// receiver wherever they run.
+fn bulk_rows(sim: &Sim) -> Vec<BulkRow> {
+    let mut senders = std::collections::BTreeMap::new();
+    let mut receivers = std::collections::BTreeMap::new();
+    for (h, app) in sim.apps.iter().enumerate() {
+        for a in members(app) {
+            match a {
+                App::BulkTx(t) => {
+                    senders.insert(t.flow, (h, t));
+                }
+                App::BulkRx(r) => {
+                    receivers.insert(r.flow, (h, r));
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (flow, (from, snd)) in senders {
+        let Some(&(to, rcv)) = receivers.get(&flow) else { continue };
+        let start = snd.started.expect("a finished transfer started");
+        let end = rcv.last_byte.expect("a finished transfer delivered");
+        let bytes = rcv.received();
+        let secs = end.since(start).as_secs_f64();
+        let row = BulkFlowRow {
+            flow,
+            from: sim.hosts[from].name.clone(),
+            to: sim.hosts[to].name.clone(),
+            bytes,
+            start_s: start.as_secs_f64(),
+            end_s: end.as_secs_f64(),
+            goodput_bps: if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 },
+        };
+        rows.push(BulkRow { row, start, end });
+    }
+    rows
 }
 
 fn host(sim: &Sim, name: &str) -> usize {

@@ -311,6 +311,9 @@ pub enum WorkloadConfig {
     TcpCrr(RrConfig),
     /// A pcap file's frame sizes and timing replayed as UDP datagrams.
     PcapReplay(PcapReplayConfig),
+    /// Several bulk transfers at once (`[[workload.transfers]]`, each like
+    /// `[workload.bulk]`), e.g. both directions of a link.
+    Transfers(Vec<BulkConfig>),
 }
 
 /// Replay of a pcap file as UDP traffic.
@@ -432,9 +435,24 @@ pub struct NetpipeConfig {
     /// Stop once a block takes longer than this (STOPTM).
     #[serde(default = "default_stop_time")]
     pub stop_time: Duration,
-    /// Server's TCP port.
+    /// Server's port.
     #[serde(default = "default_port")]
     pub port: u16,
+    /// Transport: `tcp` (NPtcp) or `udp` (each block as datagrams of at most
+    /// the IP MTU less 28 bytes; needs a link without impairments).
+    #[serde(default)]
+    pub transport: Transport,
+}
+
+/// The transport NetPIPE runs over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// TCP, as `NPtcp`.
+    #[default]
+    Tcp,
+    /// UDP datagrams.
+    Udp,
 }
 
 fn default_perturbation() -> u64 {
@@ -468,6 +486,10 @@ pub struct BulkConfig {
     /// sends `bytes` (or for `duration`) and is checked on its own.
     #[serde(default = "one_flow")]
     pub flows: u32,
+    /// The receiver writes every chunk it reads to a disk of this bandwidth
+    /// before reading on (Dolly's disk); none: no disk.
+    #[serde(default)]
+    pub disk_rate: Option<Bandwidth>,
 }
 
 fn one_flow() -> u32 {

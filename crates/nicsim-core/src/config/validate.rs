@@ -192,35 +192,63 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
         }
         Ok(())
     };
+    // A bulk transfer `kind` (`bulk` or `transfers[i]`).
+    let bulk_ok = |kind: &str, b: &super::BulkConfig| -> Result<(), ConfigError> {
+        let f = |field: &str| format!("workload.{kind}.{field}");
+        pair_ok(kind, ("from", &b.from), ("to", &b.to))?;
+        match (b.bytes, b.duration) {
+            (Some(_), Some(_)) => return err(format!("workload.{kind}"), "give either bytes or duration, not both"),
+            (None, None) => return err(format!("workload.{kind}"), "give bytes or duration"),
+            (Some(n), None) if n.0 == 0 => return err(f("bytes"), "must be above zero"),
+            (None, Some(d)) if d.0 == 0 => return err(f("duration"), "must be above zero"),
+            _ => {}
+        }
+        at_most(&f("duration"), b.duration, MAX_SPAN, "1000000s")?;
+        if !(1..=MAX_BUFFER).contains(&b.write_size.0) {
+            return err(f("write_size"), format!("must be 1B to 1GiB, got {}", b.write_size));
+        }
+        if b.port == 0 {
+            return err(f("port"), "must be 1 to 65535");
+        }
+        if !(1..=MAX_FLOWS).contains(&b.flows) {
+            return err(f("flows"), format!("must be 1 to {MAX_FLOWS}, got {}", b.flows));
+        }
+        if b.disk_rate.is_some_and(|r| r.0 == 0) {
+            return err(f("disk_rate"), "must be above zero");
+        }
+        let last = u32::from(b.port) + b.flows - 1;
+        if last > 65_535 {
+            let n = b.flows - 1;
+            return err(f("flows"), format!("flow {n} would need port {last} (port + flow index), above 65535"));
+        }
+        Ok(())
+    };
     match &s.workload {
-        WorkloadConfig::Bulk(b) => {
-            pair_ok("bulk", ("from", &b.from), ("to", &b.to))?;
-            match (b.bytes, b.duration) {
-                (Some(_), Some(_)) => return err("workload.bulk", "give either bytes or duration, not both"),
-                (None, None) => return err("workload.bulk", "give bytes or duration"),
-                (Some(n), None) if n.0 == 0 => return err("workload.bulk.bytes", "must be above zero"),
-                (None, Some(d)) if d.0 == 0 => return err("workload.bulk.duration", "must be above zero"),
-                _ => {}
+        WorkloadConfig::Bulk(b) => bulk_ok("bulk", b)?,
+        WorkloadConfig::Transfers(list) => {
+            if list.is_empty() {
+                return err("workload.transfers", "give at least one transfer");
             }
-            at_most("workload.bulk.duration", b.duration, MAX_SPAN, "1000000s")?;
-            if !(1..=MAX_BUFFER).contains(&b.write_size.0) {
-                return err("workload.bulk.write_size", format!("must be 1B to 1GiB, got {}", b.write_size));
+            // (receiving host, first port, last port, entry) of the entries so far.
+            let mut ranges: Vec<(&str, u32, u32, usize)> = Vec::new();
+            let mut total = 0;
+            for (i, b) in list.iter().enumerate() {
+                bulk_ok(&format!("transfers[{i}]"), b)?;
+                total += b.flows;
+                let (lo, hi) = (u32::from(b.port), u32::from(b.port) + b.flows - 1);
+                if let Some(&(_, a, z, j)) = ranges.iter().find(|(h, a, z, _)| *h == b.to && lo <= *z && *a <= hi) {
+                    return err(
+                        format!("workload.transfers[{i}].port"),
+                        format!(
+                            "ports {lo} to {hi} on host \"{}\" overlap those of workload.transfers[{j}] ({a} to {z})",
+                            b.to
+                        ),
+                    );
+                }
+                ranges.push((&b.to, lo, hi, i));
             }
-            if b.port == 0 {
-                return err("workload.bulk.port", "must be 1 to 65535");
-            }
-            if !(1..=MAX_FLOWS).contains(&b.flows) {
-                return err("workload.bulk.flows", format!("must be 1 to {MAX_FLOWS}, got {}", b.flows));
-            }
-            if u32::from(b.port) + b.flows - 1 > 65_535 {
-                return err(
-                    "workload.bulk.flows",
-                    format!(
-                        "flow {} would need port {} (port + flow index), above 65535",
-                        b.flows - 1,
-                        u32::from(b.port) + b.flows - 1
-                    ),
-                );
+            if total > MAX_FLOWS {
+                return err("workload.transfers", format!("at most {MAX_FLOWS} flows in all, got {total}"));
             }
         }
         WorkloadConfig::RequestResponse(r) | WorkloadConfig::TcpCrr(r) => {
@@ -280,6 +308,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             if p.limit == Some(0) {
                 return err("workload.pcap_replay.limit", "must be above zero");
             }
+            at_most("workload.pcap_replay.linger", Some(p.linger), MAX_SPAN, "1000000s")?;
             if p.port == 0 {
                 return err("workload.pcap_replay.port", "must be 1 to 65535");
             }
@@ -314,6 +343,18 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             if let Some(b) = n.buffer {
                 if !(MIN_BUFFER..=MAX_BUFFER).contains(&b.0) {
                     return err("workload.netpipe.buffer", format!("must be 1KiB to 1GiB, got {b}"));
+                }
+            }
+            if n.transport == crate::config::Transport::Udp {
+                let l = s.links.iter().position(|l| l.endpoints.contains(&n.client)).expect("checked above");
+                let imp = &s.links[l].impairments;
+                if imp.loss > 0.0 || imp.duplicate > 0.0 || imp.reorder > 0.0 || imp.corrupt > 0.0 {
+                    return err(
+                        "workload.netpipe.transport",
+                        format!(
+                            "UDP does not retransmit or reorder: NetPIPE over UDP needs links[{l}] without impairments"
+                        ),
+                    );
                 }
             }
             if n.bidirectional && n.stream {

@@ -273,15 +273,56 @@ mod tests {
     }
 
     #[test]
-    fn no_prefix_of_a_good_file_panics() {
+    fn a_prefix_parses_only_when_cut_between_records() {
         let mut f = header(0xa1b2_3c4d, false, 1);
         for i in 0..5u32 {
             f.extend(record(false, i, i, 3, 3));
             f.extend([i as u8; 3]);
         }
+        // 24-byte header, then records of 16 + 3 bytes: a cut is fine exactly
+        // at a record boundary and an error anywhere else.
         for cut in 0..f.len() {
-            let _ = parse(&f[..cut]);
+            let boundary = cut >= 24 && (cut - 24) % 19 == 0;
+            assert_eq!(parse(&f[..cut]).is_ok(), boundary, "cut at {cut}");
         }
         assert_eq!(parse(&f).unwrap().records.len(), 5);
+    }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// Whatever the bytes, a parse that succeeds accounts for every byte
+        /// of the file and never holds more than a record's original length.
+        fn consistent(data: &[u8]) -> Result<(), TestCaseError> {
+            if let Ok(c) = parse(data) {
+                let used: usize = 24 + c.records.iter().map(|r| 16 + r.data.len()).sum::<usize>();
+                prop_assert_eq!(used, data.len());
+                for r in &c.records {
+                    prop_assert!(r.data.len() as u64 <= u64::from(r.orig_len));
+                    prop_assert!(r.data.len() as u32 <= MAX_RECORD);
+                }
+            }
+            Ok(())
+        }
+
+        proptest! {
+            #[test]
+            fn arbitrary_bytes(data in prop::collection::vec(any::<u8>(), 0..300)) {
+                consistent(&data)?;
+            }
+
+            #[test]
+            fn a_good_file_with_one_byte_changed(at in 0usize..88, byte in any::<u8>()) {
+                let mut f = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0];
+                for i in 0..2u8 {
+                    f.extend([i, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0]);
+                    f.extend([i; 16]);
+                }
+                prop_assert_eq!(parse(&f).unwrap().records.len(), 2);
+                f[at] = byte;
+                consistent(&f)?;
+            }
+        }
     }
 }

@@ -91,7 +91,7 @@ pub struct Sim {
     pub probes: Probes,
     /// Frames (copies included) that reached each host's device from its link.
     arrived: Vec<u64>,
-    /// Called every [`PROGRESS_EVERY`] events with how far the run has got.
+    /// Called every 65 536 events with how far the run has got.
     pub progress: Option<ProgressHook>,
 }
 
@@ -104,6 +104,8 @@ fn workload_hosts(s: &Scenario) -> Vec<crate::config::HostConfig> {
             for h in hosts.iter_mut().filter(|h| h.name == n.client || h.name == n.server) {
                 h.tcp.rx_buffer = b;
                 h.tcp.tx_buffer = b;
+                h.udp.rx_buffer = b;
+                h.udp.tx_buffer = b;
             }
         }
     }

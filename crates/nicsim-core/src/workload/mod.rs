@@ -144,6 +144,8 @@ pub(crate) fn room(sock: &tcp::Socket) -> u64 {
 
 /// Sending side of a bulk transfer.
 pub struct BulkSender {
+    /// Flow number (its pattern stream).
+    pub flow: u32,
     sock: SocketHandle,
     pattern: Pattern,
     total: Option<u64>,
@@ -157,6 +159,8 @@ pub struct BulkSender {
 
 /// Receiving side of a bulk transfer.
 pub struct BulkReceiver {
+    /// Flow number (its pattern stream).
+    pub flow: u32,
     sock: SocketHandle,
     check: Checker,
     total: Option<u64>,
@@ -165,6 +169,10 @@ pub struct BulkReceiver {
     pub last_byte: Option<Time>,
     /// The whole stream arrived (or the sender closed, in duration mode).
     pub done: bool,
+    /// Bandwidth of the disk every chunk read is written to (Dolly), if any.
+    disk: Option<crate::engine::units::Bandwidth>,
+    /// When the disk finishes the chunk being written.
+    disk_busy_until: Option<Time>,
 }
 
 impl BulkReceiver {
@@ -296,36 +304,8 @@ fn open_udp(hosts: &mut [Host], client: usize, server: usize, port: u16) -> (Soc
 pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> {
     let mut apps: Vec<App> = hosts.iter().map(|_| App::Idle).collect();
     match cfg {
-        WorkloadConfig::Bulk(BulkConfig { from, to, bytes, duration, write_size, port, flows }) => {
-            let (tx, rx) = (host_index(hosts, from), host_index(hosts, to));
-            let (mut senders, mut receivers) = (Vec::new(), Vec::new());
-            for i in 0..*flows {
-                // Flow i: pattern stream i, receiver port `port + i`, sender port 49152 + i.
-                let (port, local) = (port + i as u16, EPHEMERAL_PORT.wrapping_add(i as u16));
-                let (active, listen) = open_from(hosts, tx, rx, port, local);
-                senders.push(App::BulkTx(BulkSender {
-                    sock: active,
-                    pattern: Pattern::new(seed, u64::from(i)),
-                    total: bytes.map(|b| b.0),
-                    duration: duration.map(|d| d.dur()),
-                    chunk: write_size.0,
-                    sent: 0,
-                    closed: false,
-                    started: None,
-                }));
-                receivers.push(App::BulkRx(BulkReceiver {
-                    sock: listen,
-                    check: Checker::new(seed, u64::from(i)),
-                    total: bytes.map(|b| b.0),
-                    chunk: write_size.0,
-                    last_byte: None,
-                    done: false,
-                }));
-            }
-            let one = |mut v: Vec<App>| if v.len() == 1 { v.pop().expect("one") } else { App::Multi(Multi::new(v)) };
-            apps[tx] = one(senders);
-            apps[rx] = one(receivers);
-        }
+        WorkloadConfig::Bulk(b) => install_bulk(std::slice::from_ref(b), hosts, &mut apps, seed),
+        WorkloadConfig::Transfers(list) => install_bulk(list, hosts, &mut apps, seed),
         WorkloadConfig::RequestResponse(RrConfig { client, server, request, response, transactions, port }) => {
             let (c, s) = (host_index(hosts, client), host_index(hosts, server));
             let (active, listen) = open(hosts, c, s, *port);
@@ -406,24 +386,81 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
         }
         WorkloadConfig::Netpipe(n) => {
             let (c, s) = (host_index(hosts, &n.client), host_index(hosts, &n.server));
-            let (active, listen) = open(hosts, c, s, n.port);
-            // NPtcp sets TCP_NODELAY on both ends.
-            hosts[c].sockets.get_mut::<tcp::Socket>(active).set_nagle_enabled(false);
-            hosts[s].sockets.get_mut::<tcp::Socket>(listen).set_nagle_enabled(false);
+            let (client_io, server_io, caps) = match n.transport {
+                crate::config::Transport::Tcp => {
+                    let (active, listen) = open(hosts, c, s, n.port);
+                    // NPtcp sets TCP_NODELAY on both ends.
+                    hosts[c].sockets.get_mut::<tcp::Socket>(active).set_nagle_enabled(false);
+                    hosts[s].sockets.get_mut::<tcp::Socket>(listen).set_nagle_enabled(false);
+                    let cap = |h: &Host, sock| h.sockets.get::<tcp::Socket>(sock).send_capacity() as u64;
+                    let caps = cap(&hosts[c], active).min(cap(&hosts[s], listen));
+                    (netpipe::Io::Tcp(active), netpipe::Io::Tcp(listen), caps)
+                }
+                crate::config::Transport::Udp => {
+                    let (a, b, peer) = open_udp(hosts, c, s, n.port);
+                    let cap = |h: &Host, sock| h.sockets.get::<udp_socket::Socket>(sock).payload_send_capacity() as u64;
+                    let caps = cap(&hosts[c], a).min(cap(&hosts[s], b));
+                    (netpipe::Io::udp(a, Some(peer)), netpipe::Io::udp(b, None), caps)
+                }
+            };
             let mut opts = netpipe_options(n);
             if n.bidirectional {
                 // NPtcp -2 caps the blocks at the socket buffer size: a block
                 // must fit the send buffer while the peer is sending too.
-                let cap = |h: &Host, s| h.sockets.get::<tcp::Socket>(s).send_capacity() as u64;
-                opts.upper = opts.upper.min(cap(&hosts[c], active)).min(cap(&hosts[s], listen));
+                opts.upper = opts.upper.min(caps);
                 opts.bidir = true;
             }
-            let (client, server) = netpipe::pair(active, listen, seed, opts);
+            let (client, server) = netpipe::pair(client_io, server_io, seed, opts);
             apps[c] = App::NpClient(client);
             apps[s] = App::NpServer(server);
         }
     }
     apps
+}
+
+/// Bulk transfers: flow `g` (numbered across all transfers) uses pattern
+/// stream `g` and sender port 49152 + `g`; flow `i` of a transfer goes to
+/// its `port + i`. A host with several flows runs them as one [`Multi`].
+fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let mut per_host: Vec<Vec<App>> = hosts.iter().map(|_| Vec::new()).collect();
+    let mut g: u32 = 0;
+    for BulkConfig { from, to, bytes, duration, write_size, port, flows, disk_rate } in list {
+        let (tx, rx) = (host_index(hosts, from), host_index(hosts, to));
+        for i in 0..*flows {
+            let (port, local) = (port + i as u16, EPHEMERAL_PORT.wrapping_add(g as u16));
+            let (active, listen) = open_from(hosts, tx, rx, port, local);
+            per_host[tx].push(App::BulkTx(BulkSender {
+                flow: g,
+                sock: active,
+                pattern: Pattern::new(seed, u64::from(g)),
+                total: bytes.map(|b| b.0),
+                duration: duration.map(|d| d.dur()),
+                chunk: write_size.0,
+                sent: 0,
+                closed: false,
+                started: None,
+            }));
+            per_host[rx].push(App::BulkRx(BulkReceiver {
+                flow: g,
+                sock: listen,
+                check: Checker::new(seed, u64::from(g)),
+                total: bytes.map(|b| b.0),
+                chunk: write_size.0,
+                last_byte: None,
+                done: false,
+                disk: *disk_rate,
+                disk_busy_until: None,
+            }));
+            g += 1;
+        }
+    }
+    for (app, mut mine) in apps.iter_mut().zip(per_host) {
+        *app = match mine.len() {
+            0 => App::Idle,
+            1 => mine.pop().expect("one"),
+            _ => App::Multi(Multi::new(mine)),
+        };
+    }
 }
 
 /// NetPIPE's constants for a configuration.
@@ -466,7 +503,8 @@ impl App {
             }
             App::BulkRx(r) => {
                 let sock = host.sockets.get::<tcp::Socket>(r.sock);
-                if r.done {
+                // Done, or still writing the last chunk to its disk.
+                if r.done || r.disk_busy_until.is_some_and(|t| now < t) {
                     return None;
                 }
                 let finished = match r.total {
@@ -570,7 +608,14 @@ impl App {
             }
             (App::BulkRx(r), Op::Read { bytes, .. }) => {
                 read_exact(sock, &mut r.check, bytes)?;
-                r.last_byte = Some(now);
+                // With a disk, the chunk is written before the next read, and
+                // counts as delivered once it is on the disk.
+                let stored = match r.disk {
+                    Some(rate) => now + crate::engine::Dur(rate.ps_for_bits(bytes * 8).0),
+                    None => now,
+                };
+                r.disk_busy_until = r.disk.map(|_| stored);
+                r.last_byte = Some(stored);
                 Ok(())
             }
             (App::BulkRx(r), Op::Close { .. }) => {
@@ -624,6 +669,7 @@ impl App {
         match self {
             App::UdpTx(s) => s.wake_at(),
             App::UdpRx(r) => r.wake_at(),
+            App::BulkRx(r) => r.disk_busy_until,
             App::Multi(m) => m.members.iter().filter_map(App::wake_at).min(),
             _ => None,
         }

@@ -24,7 +24,8 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use smoltcp::iface::SocketHandle;
-use smoltcp::socket::tcp;
+use smoltcp::socket::{tcp, udp as udp_socket};
+use smoltcp::wire::IpEndpoint;
 
 use super::pattern::Pattern;
 use super::{read_exact, room, write_exact, Checker, Op};
@@ -141,6 +142,106 @@ enum Phase {
     Finished,
 }
 
+/// The transport a NetPIPE end uses: a TCP connection, or a UDP socket
+/// sending each block as datagrams of at most the IP MTU less 28 bytes.
+pub enum Io {
+    /// A connected TCP socket.
+    Tcp(SocketHandle),
+    /// A bound UDP socket; the receiver learns its peer from the first datagram.
+    Udp {
+        /// The socket.
+        sock: SocketHandle,
+        /// Where datagrams go.
+        peer: Option<IpEndpoint>,
+        /// Scratch buffer of one datagram.
+        buf: Vec<u8>,
+    },
+}
+
+impl Io {
+    /// A UDP end sending to `peer` (None: the receiver, which answers whoever sent).
+    pub fn udp(sock: SocketHandle, peer: Option<IpEndpoint>) -> Io {
+        Io::Udp { sock, peer, buf: Vec::new() }
+    }
+
+    /// The call that sends up to `want` more bytes of the block, if it can now.
+    fn send_op(&self, host: &mut Host, want: u64) -> Option<Op> {
+        match *self {
+            Io::Tcp(sock) => {
+                let n = want.min(room(host.sockets.get::<tcp::Socket>(sock)));
+                (n > 0).then_some(Op::Write { sock, bytes: n })
+            }
+            Io::Udp { sock, .. } => {
+                let n = want.min(host.ip_mtu() as u64 - 28);
+                let ok = n > 0 && super::udp::room(host.sockets.get::<udp_socket::Socket>(sock), n);
+                ok.then_some(Op::SendTo { sock, bytes: n })
+            }
+        }
+    }
+
+    /// The call that receives up to `want` more bytes of the block, if some are there.
+    fn recv_op(&self, host: &mut Host, want: u64) -> Option<Op> {
+        match *self {
+            Io::Tcp(sock) => {
+                let n = (host.sockets.get::<tcp::Socket>(sock).recv_queue() as u64).min(want);
+                (n > 0).then_some(Op::Read { sock, bytes: n })
+            }
+            Io::Udp { sock, .. } => {
+                let (data, _) = host.sockets.get_mut::<udp_socket::Socket>(sock).peek().ok()?;
+                (want > 0).then_some(Op::RecvFrom { sock, bytes: data.len() as u64 })
+            }
+        }
+    }
+
+    /// Send `bytes` of `pattern` from offset `*sent`.
+    fn write(&mut self, host: &mut Host, pattern: &Pattern, sent: &mut u64, bytes: u64) -> Result<(), String> {
+        match self {
+            Io::Tcp(sock) => write_exact(host.sockets.get_mut::<tcp::Socket>(*sock), pattern, sent, bytes),
+            Io::Udp { sock, peer, buf } => {
+                buf.resize(bytes as usize, 0);
+                pattern.fill(*sent, buf);
+                let to = peer.ok_or("the NetPIPE receiver sent before it heard from the transmitter")?;
+                let s = host.sockets.get_mut::<udp_socket::Socket>(*sock);
+                s.send_slice(buf, to).map_err(|e| format!("UDP send failed: {e}"))?;
+                *sent += bytes;
+                Ok(())
+            }
+        }
+    }
+
+    /// Receive `bytes` into `check`; a datagram of another size is an error.
+    fn read(&mut self, host: &mut Host, check: &mut Checker, bytes: u64) -> Result<(), String> {
+        match self {
+            Io::Tcp(sock) => read_exact(host.sockets.get_mut::<tcp::Socket>(*sock), check, bytes),
+            Io::Udp { sock, peer, .. } => {
+                let (data, meta) = host
+                    .sockets
+                    .get_mut::<udp_socket::Socket>(*sock)
+                    .recv()
+                    .map_err(|e| format!("UDP recv failed: {e}"))?;
+                if data.len() as u64 != bytes {
+                    return Err(format!("a {}-byte datagram arrived, {bytes} expected", data.len()));
+                }
+                check.take(data).map_err(|e| {
+                    format!(
+                        "a UDP datagram was lost or damaged ({e}); UDP does not retransmit, so NetPIPE over \
+                         UDP needs a lossless link and a receiver that keeps up with the wire"
+                    )
+                })?;
+                peer.get_or_insert(meta.endpoint);
+                Ok(())
+            }
+        }
+    }
+
+    fn tcp(&self) -> Option<SocketHandle> {
+        match *self {
+            Io::Tcp(sock) => Some(sock),
+            Io::Udp { .. } => None,
+        }
+    }
+}
+
 /// What the two ends agree on out of band (NetPIPE's untimed sync).
 #[derive(Debug, Default)]
 struct Shared {
@@ -154,7 +255,7 @@ struct Shared {
 
 /// The transmitting side (NetPIPE's `-h` host).
 pub struct NpClient {
-    sock: SocketHandle,
+    io: Io,
     out: Pattern,
     check: Checker,
     opts: Options,
@@ -177,7 +278,7 @@ pub struct NpClient {
 
 /// The receiving side: echoes each block (ping-pong) or answers each trial (stream).
 pub struct NpServer {
-    sock: SocketHandle,
+    io: Io,
     out: Pattern,
     check: Checker,
     shared: Rc<Shared>,
@@ -192,12 +293,12 @@ pub struct NpServer {
 }
 
 /// A connected client/server pair sharing the block size.
-pub fn pair(client: SocketHandle, server: SocketHandle, seed: u64, opts: Options) -> (NpClient, NpServer) {
+pub fn pair(client: Io, server: Io, seed: u64, opts: Options) -> (NpClient, NpServer) {
     let shared = Rc::new(Shared { len: Cell::new(opts.start), ..Default::default() });
     let mut schedule = Schedule::new(opts.start, opts.upper, opts.perturbation);
     let first = schedule.next().unwrap_or(Step { bytes: opts.start, inc: 1 });
     let c = NpClient {
-        sock: client,
+        io: client,
         out: Pattern::new(seed, 0),
         check: Checker::new(seed, 1),
         schedule,
@@ -215,7 +316,7 @@ pub fn pair(client: SocketHandle, server: SocketHandle, seed: u64, opts: Options
         opts,
     };
     let s = NpServer {
-        sock: server,
+        io: server,
         out: Pattern::new(seed, 1),
         check: Checker::new(seed, 0),
         shared,
@@ -245,12 +346,13 @@ impl NpClient {
 
     /// The next socket call.
     pub fn next_op(&mut self, now: Time, host: &mut Host) -> Option<Op> {
-        let sock = host.sockets.get::<tcp::Socket>(self.sock);
-        if self.closed || !sock.may_send() {
+        if self.closed || self.io.tcp().is_some_and(|s| !host.sockets.get::<tcp::Socket>(s).may_send()) {
             return None;
         }
         if matches!(self.phase, Phase::Finished) {
-            return Some(Op::Close { sock: self.sock });
+            // UDP has nothing to close.
+            self.closed = self.io.tcp().is_none();
+            return self.io.tcp().map(|sock| Op::Close { sock });
         }
         let len = self.shared.len.get();
         // Start of a message (and of a trial): remember when.
@@ -273,44 +375,40 @@ impl NpClient {
             }
         }
         if let Phase::StreamAck { .. } = self.phase {
-            let n = (sock.recv_queue() as u64).min(1 - self.read);
-            return (n > 0).then_some(Op::Read { sock: self.sock, bytes: n });
+            return self.io.recv_op(host, 1 - self.read);
         }
         if self.wrote < len {
-            let n = (len - self.wrote).min(room(sock));
-            return (n > 0).then_some(Op::Write { sock: self.sock, bytes: n });
+            return self.io.send_op(host, len - self.wrote);
         }
         if self.streaming() {
             return None;
         }
-        let n = (sock.recv_queue() as u64).min(len - self.read);
-        (n > 0).then_some(Op::Read { sock: self.sock, bytes: n })
+        self.io.recv_op(host, len - self.read)
     }
 
     /// Carry out a call chosen by [`NpClient::next_op`].
     pub fn perform(&mut self, op: Op, now: Time, host: &mut Host) -> Result<(), String> {
-        let sock = host.sockets.get_mut::<tcp::Socket>(self.sock);
         match op {
-            Op::Write { bytes, .. } => {
-                write_exact(sock, &self.out, &mut self.sent, bytes)?;
+            Op::Write { bytes, .. } | Op::SendTo { bytes, .. } => {
+                self.io.write(host, &self.out, &mut self.sent, bytes)?;
                 self.wrote += bytes;
                 if self.streaming() && self.wrote == self.shared.len.get() {
                     self.message_done(now);
                 }
             }
-            Op::Read { bytes, .. } => {
-                read_exact(sock, &mut self.check, bytes)?;
+            Op::Read { bytes, .. } | Op::RecvFrom { bytes, .. } => {
+                self.io.read(host, &mut self.check, bytes)?;
                 self.read += bytes;
                 let expect = if matches!(self.phase, Phase::StreamAck { .. }) { 1 } else { self.shared.len.get() };
                 if self.read == expect {
                     self.message_done(now);
                 }
             }
-            Op::Close { .. } => {
-                sock.close();
+            Op::Close { sock } => {
+                host.sockets.get_mut::<tcp::Socket>(sock).close();
                 self.closed = true;
             }
-            Op::SendTo { .. } | Op::RecvFrom { .. } | Op::Connect { .. } => unreachable!("NetPIPE makes no {op:?}"),
+            Op::Connect { .. } => unreachable!("NetPIPE makes no {op:?}"),
         }
         Ok(())
     }
@@ -401,7 +499,6 @@ impl NpServer {
 
     /// The next socket call.
     pub fn next_op(&mut self, _now: Time, host: &mut Host) -> Option<Op> {
-        let sock = host.sockets.get::<tcp::Socket>(self.sock);
         if self.closed {
             return None;
         }
@@ -413,36 +510,33 @@ impl NpServer {
             self.owed = self.bidir_len;
         }
         if self.owed > 0 {
-            let n = self.owed.min(room(sock));
-            return (n > 0).then_some(Op::Write { sock: self.sock, bytes: n });
+            return self.io.send_op(host, self.owed);
         }
         if self.in_bidir {
-            let n = (sock.recv_queue() as u64).min(self.bidir_len - self.got);
-            return (n > 0).then_some(Op::Read { sock: self.sock, bytes: n });
+            return self.io.recv_op(host, self.bidir_len - self.got);
         }
         let want = self.shared.len.get() - self.got;
-        let n = (sock.recv_queue() as u64).min(want);
-        if n > 0 {
-            return Some(Op::Read { sock: self.sock, bytes: n });
+        if let Some(op) = self.io.recv_op(host, want) {
+            return Some(op);
         }
+        let sock = host.sockets.get::<tcp::Socket>(self.io.tcp()?);
         let peer_closed = !sock.may_recv() && sock.state() == tcp::State::CloseWait;
-        peer_closed.then_some(Op::Close { sock: self.sock })
+        peer_closed.then_some(Op::Close { sock: self.io.tcp()? })
     }
 
     /// Carry out a call chosen by [`NpServer::next_op`].
     pub fn perform(&mut self, op: Op, host: &mut Host) -> Result<(), String> {
-        let sock = host.sockets.get_mut::<tcp::Socket>(self.sock);
         match op {
-            Op::Read { bytes, .. } if self.in_bidir => {
-                read_exact(sock, &mut self.check, bytes)?;
+            Op::Read { bytes, .. } | Op::RecvFrom { bytes, .. } if self.in_bidir => {
+                self.io.read(host, &mut self.check, bytes)?;
                 self.got += bytes;
                 if self.got == self.bidir_len {
                     (self.got, self.in_bidir) = (0, false);
                     self.bidir_done += 1;
                 }
             }
-            Op::Read { bytes, .. } => {
-                read_exact(sock, &mut self.check, bytes)?;
+            Op::Read { bytes, .. } | Op::RecvFrom { bytes, .. } => {
+                self.io.read(host, &mut self.check, bytes)?;
                 self.got += bytes;
                 if self.got == self.shared.len.get() {
                     self.got = 0;
@@ -458,15 +552,15 @@ impl NpServer {
                     }
                 }
             }
-            Op::Write { bytes, .. } => {
-                write_exact(sock, &self.out, &mut self.sent, bytes)?;
+            Op::Write { bytes, .. } | Op::SendTo { bytes, .. } => {
+                self.io.write(host, &self.out, &mut self.sent, bytes)?;
                 self.owed -= bytes;
             }
-            Op::Close { .. } => {
-                sock.close();
+            Op::Close { sock } => {
+                host.sockets.get_mut::<tcp::Socket>(sock).close();
                 self.closed = true;
             }
-            Op::SendTo { .. } | Op::RecvFrom { .. } | Op::Connect { .. } => unreachable!("NetPIPE makes no {op:?}"),
+            Op::Connect { .. } => unreachable!("NetPIPE makes no {op:?}"),
         }
         Ok(())
     }

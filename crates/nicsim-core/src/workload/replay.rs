@@ -20,6 +20,9 @@ use crate::engine::Dur;
 use crate::error::ConfigError;
 use crate::probe::pcap_read::{self, Capture, PcapError, LINKTYPE_ETHERNET, LINKTYPE_IPV4, LINKTYPE_RAW};
 
+/// Largest pcap file read (a bound on memory, not on the format).
+pub const MAX_FILE: u64 = 1 << 30;
+
 /// Smallest replayed payload: the sequence number.
 pub const MIN_PAYLOAD: u64 = 8;
 /// Largest UDP payload over IPv4.
@@ -114,8 +117,16 @@ pub fn resolve_path(file: &str, source: &str) -> PathBuf {
 pub fn load(cfg: &PcapReplayConfig, source: &str) -> Result<Schedule, ConfigError> {
     let field = "workload.pcap_replay.file";
     let path = resolve_path(&cfg.file, source);
-    let bytes = std::fs::read(&path)
-        .map_err(|e| ConfigError::new(field, format!("cannot read \"{}\": {e}", path.display())))?;
+    let cannot = |e: String| ConfigError::new(field, format!("cannot read \"{}\": {e}", path.display()));
+    // Only a regular file: a device or a pipe could block or never end.
+    let meta = std::fs::metadata(&path).map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(cannot("not a regular file".into()));
+    }
+    if meta.len() > MAX_FILE {
+        return Err(cannot(format!("{} bytes, more than the 1 GiB nicsim reads", meta.len())));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| cannot(e.to_string()))?;
     let capture = pcap_read::parse(&bytes).map_err(|e| ConfigError::new(field, format!("{}: {e}", cfg.file)))?;
     Schedule::from_capture(&capture, cfg.limit).map_err(|e| ConfigError::new(field, format!("{}: {e}", cfg.file)))
 }

@@ -149,7 +149,7 @@ pub fn stream_pair(
 
 /// Whether a UDP socket surely has room for a datagram of `size` (the ring
 /// may need to skip its end, hence twice the size).
-fn room(sock: &udp::Socket, size: u64) -> bool {
+pub(super) fn room(sock: &udp::Socket, size: u64) -> bool {
     sock.can_send() && (sock.payload_send_capacity() - sock.send_queue()) as u64 >= 2 * size
 }
 

@@ -75,3 +75,80 @@ fn bad_flow_counts_name_their_path() {
     let e = config_error(&two_hosts("", "", &flows(10, "bytes = \"1MiB\"\nport = 65530")));
     assert_eq!(e.to_string(), "workload.bulk.flows: flow 9 would need port 65539 (port + flow index), above 65535");
 }
+
+/// `[[workload.transfers]]` entries, each `(from, to, extra lines)`.
+fn transfers(entries: &[(&str, &str, &str)]) -> String {
+    entries
+        .iter()
+        .map(|(from, to, extra)| format!("[[workload.transfers]]\nfrom = \"{from}\"\nto = \"{to}\"\n{extra}\n"))
+        .collect()
+}
+
+#[test]
+fn opposite_transfers_use_both_directions_of_the_full_duplex_link() {
+    let wl = transfers(&[("a", "b", "bytes = \"16MiB\""), ("b", "a", "bytes = \"16MiB\"")]);
+    let r = run(&two_hosts("rate = \"1Gbps\"", "", &wl));
+    assert!(r.summary.verified);
+    let rows = r.bulk_flows.as_ref().unwrap();
+    assert_eq!(rows.iter().map(|f| (f.from.as_str(), f.to.as_str())).collect::<Vec<_>>(), [("a", "b"), ("b", "a")]);
+    assert!(rows.iter().all(|f| f.bytes == 16 << 20 && f.goodput_bps < CEILING));
+    // Each direction carries one flow's 1538-byte data frames and the other
+    // flow's ACKs, one 90-byte ACK (of wire time) per two segments: 1448 B of
+    // payload per 1538 + 45 B, 914.7 Mbit/s each way, 1.83 Gbit/s together.
+    let each = 1e9 * 1448.0 / (1538.0 + 45.0);
+    for f in rows {
+        assert!((f.goodput_bps / each - 1.0).abs() < 0.005, "{} -> {}: {} vs {each}", f.from, f.to, f.goodput_bps);
+    }
+    let g = r.summary.goodput_bps;
+    assert!((g / (2.0 * each) - 1.0).abs() < 0.005, "aggregate {g} vs 2 x {each}");
+    assert!(g > 1.9 * CEILING, "more than one direction's ceiling: full duplex");
+}
+
+#[test]
+fn transfers_on_separate_links_each_reach_their_ceiling() {
+    let text = format!(
+        "[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n[[hosts]]\nname = \"c\"\n[[hosts]]\nname = \"d\"\n\
+         [[links]]\nendpoints = [\"a\", \"b\"]\n[[links]]\nendpoints = [\"c\", \"d\"]\n{}",
+        transfers(&[("a", "b", "bytes = \"8MiB\"\nflows = 2"), ("c", "d", "bytes = \"8MiB\"")])
+    );
+    let r = run(&text);
+    let rows = r.bulk_flows.as_ref().unwrap();
+    assert_eq!(rows.len(), 3);
+    let cd = rows.iter().find(|f| f.from == "c").unwrap();
+    assert!(cd.goodput_bps > 0.99 * CEILING && cd.goodput_bps <= CEILING * 1.000_001, "{}", cd.goodput_bps);
+    let ab: f64 = rows.iter().filter(|f| f.from == "a").map(|f| f.bytes as f64).sum();
+    assert_eq!(ab, 16.0 * 1048576.0);
+    let streams: Vec<u64> = r.flows.iter().map(|f| f.stream).collect();
+    assert_eq!(streams.len(), 3, "{streams:?}");
+}
+
+#[test]
+fn bad_transfers_name_their_entry() {
+    let e =
+        config_error(&two_hosts("", "", &transfers(&[("a", "b", "bytes = \"1MiB\""), ("b", "z", "bytes = \"1MiB\"")])));
+    assert_eq!(e.to_string(), "workload.transfers[1].to: no host named \"z\"");
+    let wl = transfers(&[("a", "b", "bytes = \"1MiB\"\nflows = 4"), ("a", "b", "bytes = \"1MiB\"\nport = 5003")]);
+    let e = config_error(&two_hosts("", "", &wl));
+    assert_eq!(
+        e.to_string(),
+        "workload.transfers[1].port: ports 5003 to 5003 on host \"b\" overlap those of workload.transfers[0] (5001 to 5004)"
+    );
+    let e = config_error(&two_hosts("", "", "[workload]\ntransfers = []\n"));
+    assert_eq!(e.to_string(), "workload.transfers: give at least one transfer");
+}
+
+#[test]
+fn a_receiver_writing_to_a_slow_disk_holds_the_transfer_to_the_disk_rate() {
+    // Dolly's last node: every 64 KiB read is written to a 25 MB/s
+    // (200 Mbit/s) disk before the next read; TCP's window holds the sender back.
+    let wl = "[workload.bulk]\nfrom = \"a\"\nto = \"b\"\nbytes = \"8MiB\"\ndisk_rate = \"25MB/s\"\n";
+    let r = run(&two_hosts("rate = \"1Gbps\"", "", wl));
+    assert!(r.summary.verified);
+    let g = r.summary.goodput_bps;
+    assert!(g <= 200e6 * 1.000_001 && g > 0.99 * 200e6, "goodput {g} vs the 200 Mbit/s disk");
+    assert_eq!((r.summary.drops, r.summary.retransmissions), (0, 0));
+    // A disk faster than the wire leaves the wire as the limit.
+    let fast = run(&two_hosts("rate = \"1Gbps\"", "", &wl.replace("25MB/s", "1GB/s")));
+    let g = fast.summary.goodput_bps;
+    assert!(g > 0.98 * CEILING && g <= CEILING * 1.000_001, "goodput {g} vs the wire's {CEILING}");
+}

@@ -102,3 +102,29 @@ fn bidirectional_and_stream_exclude_each_other() {
         "workload.netpipe.bidirectional: cannot be combined with stream mode (NetPIPE's -2 and -s)"
     );
 }
+
+#[test]
+fn over_udp_the_latency_is_a_minimum_frame_and_the_peak_the_udp_ceiling() {
+    let r = run(&netpipe(IDEAL, "transport = \"udp\"\nupper = \"1MiB\"\nrun_time = \"5ms\""));
+    assert!(r.summary.verified);
+    let points = r.netpipe.as_ref().unwrap();
+    // A 1-byte datagram: 14 + 20 + 8 + 1 = 43 B, padded to the 60-byte
+    // minimum frame: 84 B of wire time (672 ns) + 500 ns, one way.
+    assert!((points[0].time_s - 1.172e-6).abs() < 1e-12, "latency {}", points[0].time_s);
+    // Large blocks go as 1472-byte datagrams: 1472 B of payload per 1538 B on the wire.
+    let ceiling = 1e9 * 1472.0 / 1538.0;
+    let peak = r.summary.goodput_bps;
+    assert!(peak <= ceiling * 1.000_001 && peak > 0.95 * ceiling, "peak {peak} vs {ceiling}");
+    assert_eq!(r.summary.retransmissions, 0);
+}
+
+#[test]
+fn udp_netpipe_refuses_an_impaired_link() {
+    let text =
+        netpipe(IDEAL, "transport = \"udp\"").replace("propagation", "impairments = { loss = 0.01 }\npropagation");
+    let e = crate::ideal::config_error(&text);
+    assert_eq!(
+        e.to_string(),
+        "workload.netpipe.transport: UDP does not retransmit or reorder: NetPIPE over UDP needs links[0] without impairments"
+    );
+}

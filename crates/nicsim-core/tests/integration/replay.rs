@@ -97,6 +97,11 @@ fn a_truncated_pcap_is_a_config_error_naming_the_record() {
         }
         other => panic!("expected a config error, got {:?}", other.map(|_| ())),
     }
+    // A device is not read at all (it could block or never end).
+    match run_toml(&replay(Path::new("/dev/zero"), ""), &RunOptions::default()) {
+        Err(Error::Config(e)) => assert_eq!(e.reason, "cannot read \"/dev/zero\": not a regular file"),
+        other => panic!("expected a config error, got {:?}", other.map(|_| ())),
+    }
     let missing = replay(&dir.join("missing.pcap"), "");
     match run_toml(&missing, &RunOptions::default()) {
         Err(Error::Config(e)) => assert!(e.reason.starts_with("cannot read"), "{}", e.reason),
