@@ -108,3 +108,33 @@ def test_offload_takes_the_per_segment_stack_work_off_cpu0_for_large_writes(repo
     for r in rows:
         assert int(r["cpu0_cycles_per_kb_offload"]) < int(r["cpu0_cycles_per_kb_no_offload"]), r
         assert 0 < float(r["released_share"]) < 1
+
+
+def test_a_cpu_bound_application_gets_the_cycles_offload_releases(report: Path) -> None:
+    rows = _rows(report / "compute.csv")
+    by = {(r["setting"], int(r["compute_per_kib"])): r for r in rows}
+    works = sorted({int(r["compute_per_kib"]) for r in rows})
+    assert works[0] == 0 and len(works) >= 5
+    clock = 400e6  # ortiz-p4-400's CPU0
+    for setting in ("no offload", "Offload 1"):
+        goodputs = [float(by[(setting, a)]["goodput_mbps"]) for a in works]
+        assert all(x >= y * 0.98 for x, y in zip(goodputs, goodputs[1:])), (setting, goodputs)
+        for a in works:
+            r = by[(setting, a)]
+            if a < 10000:
+                continue
+            # CPU0 saturated: every KiB costs a + o cycles of its clock.
+            assert float(r["cpu0_util"]) > 0.95, r
+            bound = clock / (a + int(r["comm_cycles_per_kib"])) * 1024 * 8 / 1e6
+            assert float(r["goodput_mbps"]) == pytest.approx(bound, rel=0.1), (r, bound)
+    for a in works:
+        if a < 10000:
+            continue
+        no, off = by[("no offload", a)], by[("Offload 1", a)]
+        o, o_off = int(no["comm_cycles_per_kib"]), int(off["comm_cycles_per_kib"])
+        assert o_off < o, "offload left CPU0 as much communication work"
+        gain = float(off["goodput_mbps"]) / float(no["goodput_mbps"]) - 1
+        assert 0 < gain <= o / a * 1.05, (a, gain, o / a)
+    text = (report / "report.md").read_text(encoding="utf-8")
+    assert "## A CPU-intensive application" in text and "fig9-compute.png" in text
+    assert (report / "fig9-compute.png").read_bytes().startswith(b"\x89PNG")
