@@ -113,6 +113,16 @@ pub struct BulkFlowRow {
     pub goodput_bps: f64,
 }
 
+/// One switch's counters.
+#[derive(Debug, Clone, Serialize)]
+pub struct SwitchRow {
+    /// Switch name.
+    pub name: String,
+    /// Frames received, forwarded, flooded and dropped.
+    #[serde(flatten)]
+    pub stats: crate::sim::SwitchStats,
+}
+
 /// One direction of one link.
 #[derive(Debug, Clone, Serialize)]
 pub struct LinkRow {
@@ -158,6 +168,8 @@ pub struct Report {
     pub summary: Summary,
     /// Per link direction.
     pub links: Vec<LinkRow>,
+    /// Per switch.
+    pub switches: Vec<SwitchRow>,
     /// Per host.
     pub hosts: Vec<HostRow>,
     /// Every checked byte stream.
@@ -270,7 +282,7 @@ fn progress(sim: &Sim) -> String {
         .apps
         .iter()
         .zip(&sim.hosts)
-        .flat_map(|(app, host)| app.flows("peer", &host.name))
+        .flat_map(|(app, host)| app.flows("peer", &host.name, &sim.hosts))
         .map(|f| format!("{} received {} bytes", f.to, f.bytes))
         .collect();
     if parts.is_empty() {
@@ -359,16 +371,14 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
     }
     for (i, app) in sim.apps.iter().enumerate() {
         let me = &sim.hosts[i].name;
-        let peer =
-            sim.links[sim_link(s, me)].ends.iter().map(|&h| &sim.hosts[h].name).find(|n| *n != me).expect("two ends");
-        flows.extend(app.flows(peer, me));
+        flows.extend(app.flows(workload_peer(&s.workload, me), me, &sim.hosts));
     }
     let payload: u64 = flows.iter().map(|f| f.bytes).sum();
     let sim_time = finished.as_secs_f64();
     let mut links = Vec::new();
     for link in &sim.links {
         for d in 0..2 {
-            let (a, b) = (&sim.hosts[link.ends[d]].name, &sim.hosts[link.ends[1 - d]].name);
+            let (a, b) = (sim.node_name(link.ends[d]), sim.node_name(link.ends[1 - d]));
             let st = link.chans[d].stats.clone();
             links.push(LinkRow {
                 link: link.name.clone(),
@@ -380,6 +390,10 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
         }
     }
     let sum = |f: fn(&LinkRow) -> u64| links.iter().map(f).sum::<u64>();
+    // TCP analysis of the directions leaving hosts: each segment counted
+    // once, at its first hop, however many switches it crosses.
+    let first_hops =
+        (sim.links.iter()).flat_map(|l| (0..2).filter(|&d| l.ends[d] < sim.hosts.len()).map(move |d| &l.monitors[d]));
     let summary = Summary {
         goodput_bps: match peak {
             Some(p) => p,
@@ -396,8 +410,8 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
         frames: sum(|l| l.stats.frames),
         drops: sum(|l| l.stats.queue_drops),
         lost: sum(|l| l.stats.lost),
-        retransmissions: sum(|l| l.retransmissions),
-        data_segments: sim.links.iter().flat_map(|l| l.monitors.iter()).map(|m| m.data_segments).sum(),
+        retransmissions: first_hops.clone().map(|m| m.retransmissions).sum(),
+        data_segments: first_hops.map(|m| m.data_segments).sum(),
         ceiling_bps: ceiling,
         verified: true,
         transactions: rr.transactions,
@@ -431,6 +445,7 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
         workload,
         summary,
         links,
+        switches: sim.switches.iter().map(|w| SwitchRow { name: w.name.clone(), stats: w.stats.clone() }).collect(),
         hosts: sim
             .hosts
             .iter()
@@ -542,4 +557,21 @@ fn host(sim: &Sim, name: &str) -> usize {
 
 fn sim_link(s: &Scenario, host: &str) -> usize {
     s.links.iter().position(|l| l.endpoints.iter().any(|e| e == host)).expect("validated: every host is on a link")
+}
+
+/// The host at the other end of `me`'s part in a two-party workload.
+fn workload_peer<'a>(w: &'a WorkloadConfig, me: &str) -> &'a str {
+    let other = |a: &'a String, b: &'a String| if a == me { b.as_str() } else { a.as_str() };
+    match w {
+        WorkloadConfig::Bulk(b) => other(&b.from, &b.to),
+        WorkloadConfig::Transfers(list) => {
+            list.iter().find(|b| b.from == me || b.to == me).map_or("", |b| other(&b.from, &b.to))
+        }
+        WorkloadConfig::RequestResponse(r) | WorkloadConfig::UdpRr(r) | WorkloadConfig::TcpCrr(r) => {
+            other(&r.client, &r.server)
+        }
+        WorkloadConfig::Netpipe(n) => other(&n.client, &n.server),
+        WorkloadConfig::UdpStream(u) => other(&u.from, &u.to),
+        WorkloadConfig::PcapReplay(p) => other(&p.from, &p.to),
+    }
 }

@@ -47,7 +47,10 @@ pub struct Scenario {
     pub seed: u64,
     /// The hosts; each runs its own smoltcp stack.
     pub hosts: Vec<HostConfig>,
-    /// Full-duplex Ethernet links between hosts.
+    /// Ethernet switches hosts can share (store-and-forward, one MAC table).
+    #[serde(default)]
+    pub switches: Vec<SwitchConfig>,
+    /// Full-duplex Ethernet links between hosts and switches.
     pub links: Vec<LinkConfig>,
     /// What the hosts do.
     pub workload: WorkloadConfig,
@@ -234,11 +237,27 @@ impl Default for UdpConfig {
     }
 }
 
-/// A full-duplex Ethernet link between two hosts.
+/// A store-and-forward Ethernet switch: a frame is forwarded once it has
+/// arrived whole, after `latency`, to the port its destination MAC address
+/// is behind (broadcasts to every other port), and waits there in the
+/// outgoing link's queue (`queue` frames; when full, the frame is dropped).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Unique name among hosts and switches (letters, digits, `-`, `_`).
+    pub name: String,
+    /// Forwarding latency after a frame has arrived whole; default none
+    /// (only the store-and-forward reception itself).
+    #[serde(default)]
+    pub latency: Duration,
+}
+
+/// A full-duplex Ethernet link between two hosts, a host and a switch, or
+/// two switches.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
-    /// The two host names it joins.
+    /// The two host or switch names it joins.
     pub endpoints: [String; 2],
     /// Line rate, 10 Mb/s to 400 Gb/s.
     #[serde(default = "default_rate")]

@@ -28,6 +28,8 @@ const MAX_SPAN: u64 = 1_000_000 * PS_PER_S;
 const MAX_SAMPLE_BINS: u64 = 20_000_000;
 /// Most concurrent bulk flows (each holds two socket buffers per host).
 const MAX_FLOWS: u32 = 1024;
+/// Most switches in a scenario.
+const MAX_SWITCHES: usize = 1024;
 
 fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError::new(path, reason))
@@ -106,29 +108,73 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
         }
     }
 
+    // Nodes: hosts 0..n, then switches.
+    let n = s.hosts.len();
+    let mut switch_names: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, sw) in s.switches.iter().enumerate() {
+        let ok = !sw.name.is_empty() && sw.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            return err(
+                format!("switches[{i}].name"),
+                format!("must be letters, digits, '-' or '_', got \"{}\"", sw.name),
+            );
+        }
+        if let Some(h) = names.get(sw.name.as_str()) {
+            return err(format!("switches[{i}].name"), format!("\"{}\" is already the name of hosts[{h}]", sw.name));
+        }
+        if let Some(first) = switch_names.insert(&sw.name, i) {
+            return err(
+                format!("switches[{i}].name"),
+                format!("duplicate switch name \"{}\" (also switches[{first}])", sw.name),
+            );
+        }
+        at_most(&format!("switches[{i}].latency"), Some(sw.latency), MAX_LINK_DELAY, "10s")?;
+    }
+    if s.switches.len() > MAX_SWITCHES {
+        return err("switches", format!("at most {MAX_SWITCHES} switches, got {}", s.switches.len()));
+    }
+    let node = |name: &str| names.get(name).copied().or_else(|| switch_names.get(name).map(|&k| n + k));
+    // Union-find over nodes: a link joining two nodes already connected closes a loop.
+    let mut parent: Vec<usize> = (0..n + s.switches.len()).collect();
+    fn root(parent: &mut [usize], mut v: usize) -> usize {
+        while parent[v] != v {
+            parent[v] = parent[parent[v]];
+            v = parent[v];
+        }
+        v
+    }
     let mut link_of: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut on_switch = vec![false; s.switches.len()];
     for (i, l) in s.links.iter().enumerate() {
+        let mut ends = [0; 2];
         for (e, name) in l.endpoints.iter().enumerate() {
-            let Some(&h) = names.get(name.as_str()) else {
-                return err(format!("links[{i}].endpoints[{e}]"), format!("no host named \"{name}\""));
+            let Some(v) = node(name) else {
+                return err(format!("links[{i}].endpoints[{e}]"), format!("no host or switch named \"{name}\""));
             };
+            ends[e] = v;
+            if v >= n {
+                on_switch[v - n] = true;
+                continue;
+            }
             if let Some(other) = link_of.insert(name, i) {
                 return err(
                     format!("links[{i}].endpoints[{e}]"),
-                    format!("host \"{name}\" is already on links[{other}]; a host has one NIC until switches exist"),
+                    format!(
+                        "host \"{name}\" is already on links[{other}]; a host has one NIC (join hosts through a switch)"
+                    ),
                 );
             }
-            if let Some(mss) = s.hosts[h].tcp.mss {
+            if let Some(mss) = s.hosts[v].tcp.mss {
                 if mss.0 + 40 > l.mtu.0 {
                     return err(
-                        format!("hosts[{h}].tcp.mss"),
+                        format!("hosts[{v}].tcp.mss"),
                         format!("{mss} + 40 B of headers exceeds links[{i}].mtu = {}", l.mtu),
                     );
                 }
             }
         }
         if l.endpoints[0] == l.endpoints[1] {
-            return err(format!("links[{i}].endpoints"), "a link must join two different hosts");
+            return err(format!("links[{i}].endpoints"), "a link must join two different hosts or switches");
         }
         if !(MIN_RATE..=MAX_RATE).contains(&l.rate.0) {
             return err(format!("links[{i}].rate"), format!("must be 10Mbps to 400Gbps, got {}", l.rate));
@@ -156,7 +202,42 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
         if imp.reorder > 0.0 && imp.reorder_delay.0 == 0 {
             return err(p("reorder_delay"), "must be above zero when reorder > 0, or no frame is ever reordered");
         }
-        let (a, b) = (names[l.endpoints[0].as_str()], names[l.endpoints[1].as_str()]);
+        let (ra, rb) = (root(&mut parent, ends[0]), root(&mut parent, ends[1]));
+        if ra == rb {
+            return err(
+                format!("links[{i}].endpoints"),
+                "closes a loop; switches run no spanning tree, so links must form a tree",
+            );
+        }
+        parent[ra] = rb;
+    }
+    for (i, h) in s.hosts.iter().enumerate() {
+        if !link_of.contains_key(h.name.as_str()) {
+            return err(format!("hosts[{i}]"), format!("host \"{}\" is on no link", h.name));
+        }
+    }
+    if let Some(i) = on_switch.iter().position(|on| !on) {
+        return err(format!("switches[{i}]"), format!("switch \"{}\" is on no link", s.switches[i].name));
+    }
+    let comp: Vec<usize> = (0..parent.len()).map(|v| root(&mut parent, v)).collect();
+    // One network (hosts joined by links and switches): one MTU, one subnet.
+    let mut first_link: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, l) in s.links.iter().enumerate() {
+        let c = comp[node(&l.endpoints[0]).expect("checked")];
+        let j = *first_link.entry(c).or_insert(i);
+        if s.links[j].mtu != l.mtu {
+            return err(
+                format!("links[{i}].mtu"),
+                format!(
+                    "{} differs from links[{j}].mtu ({}) on the same network; switches do not fragment",
+                    l.mtu, s.links[j].mtu
+                ),
+            );
+        }
+    }
+    let mut first_host: BTreeMap<usize, usize> = BTreeMap::new();
+    for (b, &c) in comp.iter().enumerate().take(n) {
+        let a = *first_host.entry(c).or_insert(b);
         let ((ia, pa), (ib, _)) = (s.hosts[a].address(a).expect("checked"), s.hosts[b].address(b).expect("checked"));
         let mask = u32::MAX << (32 - pa);
         if u32::from(ia) & mask != u32::from(ib) & mask {
@@ -166,13 +247,9 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             );
         }
     }
-    for (i, h) in s.hosts.iter().enumerate() {
-        if !link_of.contains_key(h.name.as_str()) {
-            return err(format!("hosts[{i}]"), format!("host \"{}\" is on no link", h.name));
-        }
-    }
 
-    let connected = |a: &str, b: &str| link_of.contains_key(a) && link_of.get(a) == link_of.get(b);
+    let connected =
+        |a: &str, b: &str| matches!((names.get(a), names.get(b)), (Some(&x), Some(&y)) if comp[x] == comp[y]);
     let endpoint = |field: &str, name: &str| -> Result<(), ConfigError> {
         if names.contains_key(name) {
             Ok(())
@@ -188,7 +265,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             return err(format!("workload.{kind}.{fb}"), "the two ends must be different hosts");
         }
         if !connected(a, b) {
-            return err(format!("workload.{kind}.{fb}"), format!("\"{a}\" and \"{b}\" share no link"));
+            return err(format!("workload.{kind}.{fb}"), format!("\"{a}\" and \"{b}\" are not connected by links"));
         }
         Ok(())
     };

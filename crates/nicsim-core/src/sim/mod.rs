@@ -10,6 +10,11 @@
 //!  [app]─[smoltcp]─[dev] ─▶ queue ─▶ serialiser ─▶ propagation ─▶ [dev]─[smoltcp]─[app]
 //!                        ◀─ propagation ◀─ serialiser ◀─ queue ◀─
 //! ```
+//!
+//! Hosts may instead join through store-and-forward switches: a frame that
+//! has crossed a link into a switch waits the switch's latency and is queued
+//! on the link towards its destination MAC address (broadcasts on every other
+//! link). Nodes are numbered hosts first, then switches.
 
 mod timed;
 
@@ -47,19 +52,50 @@ enum Event {
     NicIrq(usize, u64),
     /// Timed host `0`'s communication processor notices work (offload).
     CommNotice(usize, timed::Notice),
+    /// A frame has arrived whole at switch `0` through its port `1` and is
+    /// ready to be forwarded.
+    Forward(usize, usize, Vec<u8>),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
 pub struct Link {
     /// Display name, `a-b`.
     pub name: String,
-    /// Host indices of the two ends.
+    /// Node indices of the two ends (hosts, then switches).
     pub ends: [usize; 2],
+    /// For an end that is a switch, the switch's port number of this link.
+    switch_port: [usize; 2],
     /// The two directions.
     pub chans: [Channel; 2],
     /// TCP analysis per direction.
     pub monitors: [TcpMonitor; 2],
     trace: Option<Trace>,
+}
+
+/// A store-and-forward Ethernet switch with a static MAC table.
+pub struct Switch {
+    /// Its name.
+    pub name: String,
+    latency: Dur,
+    /// Ports: (link, which end of it the switch is).
+    ports: Vec<(usize, usize)>,
+    /// Port towards each host's MAC address.
+    table: std::collections::HashMap<[u8; 6], usize>,
+    /// Counters.
+    pub stats: SwitchStats,
+}
+
+/// Counters of a switch.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SwitchStats {
+    /// Frames that arrived whole.
+    pub received: u64,
+    /// Copies sent to one port by MAC address.
+    pub forwarded: u64,
+    /// Frames sent to every other port (broadcast, multicast or unknown address).
+    pub flooded: u64,
+    /// Copies dropped because the outgoing link's queue was full.
+    pub queue_drops: u64,
 }
 
 /// Where a host attaches: link index and which end it is.
@@ -79,6 +115,8 @@ pub struct Sim {
     timed: Vec<Option<timed::Timed>>,
     /// Links by index.
     pub links: Vec<Link>,
+    /// Switches by index (node `hosts.len() + index`).
+    pub switches: Vec<Switch>,
     /// Application per host.
     pub apps: Vec<App>,
     /// Times at which a poll of each host is already scheduled (a few at most).
@@ -91,6 +129,9 @@ pub struct Sim {
     pub probes: Probes,
     /// Frames (copies included) that reached each host's device from its link.
     arrived: Vec<u64>,
+    /// Frames (copies included) that reached a switch from link `l`
+    /// direction `d` (index `2l + d`).
+    switched_in: Vec<u64>,
     /// Called every 65 536 events with how far the run has got.
     pub progress: Option<ProgressHook>,
 }
@@ -147,14 +188,21 @@ impl Sim {
         } else {
             s
         };
-        let index = |name: &str| s.hosts.iter().position(|h| h.name == name).expect("validated");
-        let mut ports = vec![Port { link: usize::MAX, end: 0 }; s.hosts.len()];
-        let mut mtus = vec![0usize; s.hosts.len()];
+        let n = s.hosts.len();
+        let index = |name: &str| {
+            (s.hosts.iter().position(|h| h.name == name))
+                .or_else(|| s.switches.iter().position(|w| w.name == name).map(|k| n + k))
+                .expect("validated")
+        };
+        let mut ports = vec![Port { link: usize::MAX, end: 0 }; n];
+        let mut mtus = vec![0usize; n];
         for (i, l) in s.links.iter().enumerate() {
             for (end, name) in l.endpoints.iter().enumerate() {
                 let h = index(name);
-                ports[h] = Port { link: i, end };
-                mtus[h] = l.mtu.0 as usize;
+                if h < n {
+                    ports[h] = Port { link: i, end };
+                    mtus[h] = l.mtu.0 as usize;
+                }
             }
         }
         let host_cfgs = workload_hosts(s);
@@ -194,23 +242,32 @@ impl Sim {
                 Some(dir) => Some(Trace::create(&dir.join(format!("link{i}-{name}.pcap")))?),
                 None => None,
             };
-            links.push(Link { name, ends, chans: [chan(0), chan(1)], monitors: Default::default(), trace });
+            links.push(Link {
+                name,
+                ends,
+                switch_port: [usize::MAX; 2],
+                chans: [chan(0), chan(1)],
+                monitors: Default::default(),
+                trace,
+            });
         }
+        let switches = build_switches(s, &hosts, &mut links);
         let apps = workload::install(&s.workload, &mut hosts, seed);
         let timed = timings.into_iter().map(|t| t.map(|t| timed::Timed::new(t, s.run.sample_interval.dur()))).collect();
-        let n = hosts.len();
         let mut sim = Sim {
             sched: Scheduler::new(),
             hosts,
             ports,
             timed,
             links,
+            switches,
             apps,
             polls: vec![Vec::new(); n],
             finished_at: None,
             seed,
             probes: Probes::default(),
             arrived: vec![0; n],
+            switched_in: vec![0; 2 * s.links.len()],
             progress: None,
         };
         for h in 0..n {
@@ -272,11 +329,17 @@ impl Sim {
                 chan.check_invariants().map_err(|e| format!("{at}: {e}"))?;
                 let dst = link.ends[1 - d];
                 let copies = chan.stats.delivered + chan.stats.duplicated;
-                let propagating = self.sched.count_pending(|e| matches!(e, Event::Arrive(h, _) if *h == dst)) as u64;
-                if copies != self.arrived[dst] + propagating {
+                let n = self.hosts.len();
+                let port = link.switch_port[1 - d];
+                let propagating = self.sched.count_pending(|e| match e {
+                    Event::Arrive(h, _) => *h == dst,
+                    Event::Forward(w, p, _) => n + *w == dst && *p == port,
+                    _ => false,
+                }) as u64;
+                let arrived = if dst < n { self.arrived[dst] } else { self.switched_in[2 * l + d] };
+                if copies != arrived + propagating {
                     return Err(format!(
-                        "{at}: {copies} frames left the wire but {} arrived and {propagating} are propagating",
-                        self.arrived[dst]
+                        "{at}: {copies} frames left the wire but {arrived} arrived and {propagating} are on their way"
                     ));
                 }
             }
@@ -336,15 +399,25 @@ impl Sim {
                 Ok(())
             }
             Event::TxDone(l, d) => {
+                let n = self.hosts.len();
                 let link = &mut self.links[l];
                 let dst = link.ends[1 - d];
                 let prop = link.chans[d].propagation;
                 for delivery in link.chans[d].finish() {
-                    self.sched.at(now + prop + delivery.extra, Priority::WIRE, Event::Arrive(dst, delivery.frame));
+                    let at = now + prop + delivery.extra;
+                    if dst < n {
+                        self.sched.at(at, Priority::WIRE, Event::Arrive(dst, delivery.frame));
+                    } else {
+                        let (w, port) = (dst - n, link.switch_port[1 - d]);
+                        let ev = Event::Forward(w, port, delivery.frame);
+                        self.sched.at(at + self.switches[w].latency, Priority::WIRE, ev);
+                    }
                 }
                 self.start_wire(l, d, now)?;
                 let src = self.links[l].ends[d];
-                if self.timed[src].is_some() {
+                if src >= n {
+                    // A switch: its queue feeds the wire by itself.
+                } else if self.timed[src].is_some() {
                     self.nic_tx_kick(src, now);
                 } else if self.hosts[src].dev.tx_blocked {
                     self.request_poll(src, now);
@@ -365,7 +438,49 @@ impl Sim {
                 self.on_comm_notice(h, notice, now);
                 Ok(())
             }
+            Event::Forward(w, port, frame) => self.forward(w, port, frame, now),
         }
+    }
+
+    /// Name of node `v` (a host, or a switch after the hosts).
+    pub fn node_name(&self, v: usize) -> &str {
+        match v.checked_sub(self.hosts.len()) {
+            None => &self.hosts[v].name,
+            Some(w) => &self.switches[w].name,
+        }
+    }
+
+    /// Switch `w` forwards a frame that came in through `ingress`: to the
+    /// port of its destination address, or to every other port.
+    fn forward(&mut self, w: usize, ingress: usize, frame: Vec<u8>, now: Time) -> Result<(), Error> {
+        let (l, e) = self.switches[w].ports[ingress];
+        self.switched_in[2 * l + 1 - e] += 1;
+        let sw = &mut self.switches[w];
+        sw.stats.received += 1;
+        let Some(dst) = frame.get(..6) else { return Ok(()) };
+        let dst: [u8; 6] = dst.try_into().expect("six bytes");
+        let known = if dst[0] & 1 == 0 { sw.table.get(&dst).copied() } else { None };
+        let out: Vec<usize> = match known {
+            Some(p) if p == ingress => Vec::new(),
+            Some(p) => {
+                sw.stats.forwarded += 1;
+                vec![p]
+            }
+            None => {
+                sw.stats.flooded += 1;
+                (0..sw.ports.len()).filter(|&p| p != ingress).collect()
+            }
+        };
+        let mut frame = Some(frame);
+        for (i, &p) in out.iter().enumerate() {
+            let (l, e) = self.switches[w].ports[p];
+            let copy = if i + 1 == out.len() { frame.take() } else { frame.clone() };
+            if !self.links[l].chans[e].enqueue(copy.expect("a frame for each port")) {
+                self.switches[w].stats.queue_drops += 1;
+            }
+            self.start_wire(l, e, now)?;
+        }
+        Ok(())
     }
 
     /// Start serialising the next frame of link `l` direction `d`, if idle.
@@ -375,7 +490,12 @@ impl Sim {
             link.monitors[d].observe(frame);
             if self.probes.wants(observer::FRAME) {
                 let fields = [("link", l as f64), ("direction", d as f64), ("bytes", frame.len() as f64)];
-                self.probes.emit(observer::FRAME, now, &self.hosts[link.ends[d]].name, &fields);
+                let n = self.hosts.len();
+                let name = match link.ends[d].checked_sub(n) {
+                    None => &self.hosts[link.ends[d]].name,
+                    Some(w) => &self.switches[w].name,
+                };
+                self.probes.emit(observer::FRAME, now, name, &fields);
             }
             if let Some(trace) = link.trace.as_mut() {
                 trace.record(now, frame)?;
@@ -481,4 +601,50 @@ impl Sim {
         }
         Ok(paths)
     }
+}
+
+/// The switches of scenario `s`, with each switch's ports recorded on
+/// `links` and its MAC table filled: the port towards a host is the one
+/// whose side of the tree holds that host.
+fn build_switches(s: &Scenario, hosts: &[Host], links: &mut [Link]) -> Vec<Switch> {
+    let n = hosts.len();
+    let mut switches: Vec<Switch> = s
+        .switches
+        .iter()
+        .map(|c| Switch {
+            name: c.name.clone(),
+            latency: c.latency.dur(),
+            ports: Vec::new(),
+            table: Default::default(),
+            stats: SwitchStats::default(),
+        })
+        .collect();
+    let mut adjacent: Vec<Vec<usize>> = vec![Vec::new(); n + switches.len()];
+    for (l, link) in links.iter_mut().enumerate() {
+        for e in 0..2 {
+            adjacent[link.ends[e]].push(link.ends[1 - e]);
+            if let Some(w) = link.ends[e].checked_sub(n) {
+                link.switch_port[e] = switches[w].ports.len();
+                switches[w].ports.push((l, e));
+            }
+        }
+    }
+    for (w, sw) in switches.iter_mut().enumerate() {
+        for (p, &(l, e)) in sw.ports.iter().enumerate() {
+            // Every host beyond this port (the links form a tree).
+            let mut seen = vec![false; adjacent.len()];
+            seen[n + w] = true;
+            let mut stack = vec![links[l].ends[1 - e]];
+            while let Some(v) = stack.pop() {
+                if std::mem::replace(&mut seen[v], true) {
+                    continue;
+                }
+                if v < n {
+                    sw.table.insert(hosts[v].mac.0, p);
+                }
+                stack.extend(adjacent[v].iter().copied().filter(|&u| !seen[u]));
+            }
+        }
+    }
+    switches
 }

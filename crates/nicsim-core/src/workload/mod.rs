@@ -161,6 +161,8 @@ pub struct BulkSender {
 pub struct BulkReceiver {
     /// Flow number (its pattern stream).
     pub flow: u32,
+    /// Sending host's index.
+    from: usize,
     sock: SocketHandle,
     check: Checker,
     total: Option<u64>,
@@ -442,6 +444,7 @@ fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed:
             }));
             per_host[rx].push(App::BulkRx(BulkReceiver {
                 flow: g,
+                from: tx,
                 sock: listen,
                 check: Checker::new(seed, u64::from(g)),
                 total: bytes.map(|b| b.0),
@@ -713,9 +716,11 @@ impl App {
     }
 
     /// The streams this application received and checked.
-    pub fn flows(&self, peer: &str, me: &str) -> Vec<FlowReport> {
+    /// The streams this application received and checked; `peer` names
+    /// the host at the other end (a bulk receiver knows its own sender).
+    pub fn flows(&self, peer: &str, me: &str, hosts: &[Host]) -> Vec<FlowReport> {
         match self {
-            App::BulkRx(r) => vec![r.check.report(peer, me)],
+            App::BulkRx(r) => vec![r.check.report(&hosts[r.from].name, me)],
             App::RrClient(c) => vec![c.check.report(peer, me)],
             App::RrServer(s) => vec![s.check.report(peer, me)],
             App::NpClient(c) => vec![c.check_report(peer, me)],
@@ -724,7 +729,7 @@ impl App {
             App::UdpRr(e) => vec![e.report(peer, me)],
             App::CrrClient(c) => vec![c.report(peer, me)],
             App::CrrServer(s) => vec![s.report(peer, me)],
-            App::Multi(m) => m.members.iter().flat_map(|a| a.flows(peer, me)).collect(),
+            App::Multi(m) => m.members.iter().flat_map(|a| a.flows(peer, me, hosts)).collect(),
             App::Idle | App::BulkTx(_) | App::UdpTx(_) => Vec::new(),
         }
     }

@@ -171,7 +171,7 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "link to an unknown host",
             link("").replace("[\"a\", \"b\"]", "[\"a\", \"c\"]"),
             "links[0].endpoints[1]",
-            "no host named \"c\"",
+            "no host or switch named \"c\"",
         ),
         (
             "workload to an unknown host",

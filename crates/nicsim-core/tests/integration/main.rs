@@ -14,5 +14,6 @@ mod netperf;
 mod netpipe;
 mod offload;
 mod replay;
+mod switch;
 mod timing;
 mod udp;
