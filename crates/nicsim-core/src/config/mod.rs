@@ -101,6 +101,10 @@ pub struct HostConfig {
     /// communication processor: `enabled`, `memory_multiplier`, `clock_ratio`, ...).
     #[serde(default)]
     pub offload: Option<toml::Table>,
+    /// The application's computation beside its communication
+    /// (`compute_per_kib`, `compute_per_call`; needs a profile).
+    #[serde(default)]
+    pub app: Option<toml::Table>,
 }
 
 /// Congestion control algorithm (smoltcp's implementations).
@@ -570,6 +574,7 @@ impl HostConfig {
             ("nic", &self.nic),
             ("costs", &self.costs),
             ("offload", &self.offload),
+            ("app", &self.app),
         ];
         let overrides: Vec<(&str, &toml::Table)> =
             sections.iter().filter_map(|(n, t)| t.as_ref().map(|t| (*n, t))).collect();

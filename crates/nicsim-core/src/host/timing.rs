@@ -49,6 +49,36 @@ pub struct Timing {
     /// Protocol offload to a communication processor (off unless enabled).
     #[serde(default)]
     pub offload: OffloadConfig,
+    /// The application's own computation beside its communication (none
+    /// unless set).
+    #[serde(default)]
+    pub app: AppConfig,
+}
+
+/// A CPU-intensive application: computation the application does on its
+/// core for the data it moves, LAWS's `a` (Shivam & Chase 2003). The sender
+/// computes each block before writing it, the receiver after reading it.
+/// The work is charged to layer `app` on `cpu.app_core`; it touches no
+/// memory beyond what the caches hold (no cache pollution is modelled).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppConfig {
+    /// Cycles per KiB of data written or read by each socket call.
+    #[serde(default)]
+    pub compute_per_kib: f64,
+    /// Cycles per socket call that moves data, whatever its size.
+    #[serde(default)]
+    pub compute_per_call: u64,
+}
+
+impl AppConfig {
+    /// Cycles of application work for one call moving `bytes`.
+    pub fn cycles(&self, bytes: u64) -> u64 {
+        if bytes == 0 {
+            return 0;
+        }
+        (bytes as f64 * self.compute_per_kib / 1024.0).ceil() as u64 + self.compute_per_call
+    }
 }
 
 /// Where the communication processor sits, which decides the path its
@@ -384,6 +414,13 @@ impl Timing {
         }
         if c.irq_core >= c.cores {
             return err("cpu.irq_core", format!("core {} does not exist (cores = {})", c.irq_core, c.cores));
+        }
+        let a = &self.app;
+        if !(a.compute_per_kib.is_finite() && (0.0..=1e9).contains(&a.compute_per_kib)) {
+            return err("app.compute_per_kib", format!("must be 0 to 1e9 cycles, got {}", a.compute_per_kib));
+        }
+        if a.compute_per_call > 1_000_000_000 {
+            return err("app.compute_per_call", format!("must be at most 1e9 cycles, got {}", a.compute_per_call));
         }
         let m = &self.memory;
         for (field, bw) in [

@@ -63,6 +63,8 @@ pub(super) enum Next {
     CompletionPosted(bool),
     /// Offload: the application core took the completion interrupt.
     CompletionTaken(bool),
+    /// The application finished computing on data it read.
+    AppComputed,
 }
 
 /// What the communication processor notices on a turn of its loop.
@@ -397,14 +399,30 @@ impl Sim {
         match job.then {
             Next::AppOp(op) => {
                 self.perform(h, op, now)?;
-                self.timed(h).app_busy = false;
-                let app_core = self.timed(h).timing.cpu.app_core as usize;
-                if self.timed(h).timing.offload.enabled {
+                // A reader works on what it read before its next call; the
+                // stack's reaction to the read (a window update) comes first.
+                let t = self.timed(h);
+                let compute = t.timing.app.cycles(op.bytes());
+                let computing = compute > 0 && matches!(op, Op::Read { .. } | Op::RecvFrom { .. });
+                t.app_busy = computing;
+                let app_core = t.timing.cpu.app_core as usize;
+                if t.timing.offload.enabled {
                     self.ring_doorbell(h, now);
                     self.app_kick(h, now, false);
                 } else {
                     self.timed_poll(h, now, Ctx { core: app_core, class: Class::Task }, false);
                 }
+                if computing {
+                    let msg = self.apps[h].current_msg();
+                    let job = Job::new(Class::Task, vec![(Layer::App, compute)], Next::AppComputed)
+                        .for_msg(msg)
+                        .on(Path::Receive);
+                    self.submit(h, app_core, now, job);
+                }
+            }
+            Next::AppComputed => {
+                self.timed(h).app_busy = false;
+                self.app_kick(h, now, false);
             }
             Next::CommandDone => {
                 let ctx = self.irq_ctx(h);
@@ -603,7 +621,13 @@ impl Sim {
             self.submit(h, core, now, job);
             return;
         }
-        let mut pieces = Vec::with_capacity(5);
+        let mut pieces = Vec::with_capacity(6);
+        // A sender computes a block before writing it (a reader computes
+        // after its read: see `Next::AppOp`).
+        let compute = t.timing.app.cycles(op.bytes());
+        if compute > 0 && matches!(op, Op::Write { .. } | Op::SendTo { .. }) {
+            pieces.push((Layer::App, compute));
+        }
         let (socket, hot) = match op {
             Op::Write { .. } | Op::SendTo { .. } => (c.socket_send, op.bytes() <= t.timing.memory.cache_size.0 / 2),
             // Received data arrived by DMA: it is never in the cache.

@@ -3,6 +3,7 @@
 //! bus and NIC models).
 
 mod bad_input;
+mod compute;
 mod determinism;
 mod flows;
 mod fuzz_corpus;
