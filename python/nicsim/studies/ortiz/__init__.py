@@ -348,8 +348,12 @@ def write_report(
             )
     written.append(_write_csv(out_dir / "released.csv", released))
 
+    from nicsim.models.compare import ortiz_section
+
+    models = ortiz_section(data, out_dir, written)
     written.append(
-        _markdown(out_dir, table1, peaks, load_rows, reduction, released, wall_s, (fig3, fig4, fig5, fig6, fig7, fig8))
+        _markdown(out_dir, table1, peaks, load_rows, reduction, released, wall_s, (fig3, fig4, fig5, fig6, fig7, fig8),
+                  models)  # fmt: skip
     )
     return written
 
@@ -363,6 +367,7 @@ def _markdown(
     released: list[dict[str, Any]],
     wall_s: float,
     figs: tuple[str, ...],
+    models: Sequence[str] = (),
 ) -> Path:
     fig3, fig4, fig5, fig6, fig7, fig8 = figs
     lines = [
@@ -426,6 +431,7 @@ def _markdown(
             f"{r['cpu0_cycles_per_kb_offload']} | {r['released_share'] * 100:.0f} % |"
         )
     lines += ["", "## What the model says", ""] + _findings(peaks, load_rows, reduction, released)
+    lines += ["", *models]
     path = out_dir / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
