@@ -42,6 +42,8 @@ STUDY_DIR = Path(__file__).resolve().parent.parent / "studies" / "ortiz"
 PROFILE = "ortiz-p4-400"
 PROPAGATION_S = 10e-9
 """The Ortiz scenarios' cable (``propagation = "10ns"``)."""
+ORTIZ_MTU = 9000
+"""The Ortiz scenarios' MTU (jumbo frames)."""
 
 CLOCK_RATIOS = (1.0, 0.75, 0.5, 0.25, 0.1)
 """NIC speed relative to the host: the study's 100/75/50/25 % plus 10 %,
@@ -168,6 +170,13 @@ def _bottleneck(report: dict[str, Any]) -> str:
                 role = "host" if c["core"] == 0 else "nic"
                 busiest = (f"{role} {h['name']}", c["utilization"])
     return busiest[0] if busiest[1] > 0.95 else "wire"
+
+
+def _laws_bottleneck(ref: LawsReference, alpha: float | None) -> str:
+    """The stage LAWS says limits the slowest host (``alpha`` None: no offload)."""
+    models = [h.model(alpha or 1.0) for h in ref.hosts]
+    slowest = min(models, key=lambda m: m.before() if alpha is None else m.after())
+    return slowest.ratios.bottleneck_before() if alpha is None else slowest.ratios.bottleneck_after()
 
 
 @dataclass
@@ -300,7 +309,7 @@ def loggp_tables(
         label = _setting(p).label
         if label not in lat:
             continue
-        ref = E.loggp_reference(lat[label], curve, PROPAGATION_S)
+        ref = E.loggp_reference(lat[label], curve, PROPAGATION_S, ORTIZ_MTU)
         refs[label] = ref
         errs: dict[tuple[int, int], list[float]] = {b: [] for b in BANDS}
         for pt in curve["netpipe"]:
@@ -617,10 +626,7 @@ def ortiz_section(
             laws_rows.append({"setting": "CPU1 at 100 %" if s.offload and s.ratio == 1.0 else s.label.replace("NIC", "CPU1"),
                               "simulated_peak_mbps": round(_mbps(peak), 1), "laws_mbps": round(_mbps(pred), 1),
                               "error_pct": round(_err(pred, peak), 1),
-                              "laws_bottleneck": min(
-                                  ((hh.model(alpha or 1.0).after() if alpha else hh.model(1.0).before(), hh.name,
-                                    hh.model(alpha or 1.0).ratios) for hh in ref.hosts), key=lambda t: t[0])[2]
-                              .bottleneck_after() if alpha else "wire" if pred >= ref.hosts[0].B * 0.999 else "host"})  # fmt: skip
+                              "laws_bottleneck": _laws_bottleneck(ref, alpha)})  # fmt: skip
         written.append(write_csv(out_dir / "models-laws.csv", laws_rows))
         h = ref.bottleneck_host().model(1.0).ratios
         lines += [

@@ -346,9 +346,20 @@ class LogGPReference:
         return self.wire_G + 2 * self.copy_G + 2 * self.bus_G
 
 
-def loggp_reference(latency_run: Report, curve_run: Report, propagation_s: float = 0.0) -> LogGPReference:
+ETHERNET_OVERHEAD = 38
+"""Wire bytes of a frame beyond its IP packet: preamble and SFD 8, header 14, FCS 4, gap 12."""
+TCP_IP_HEADERS = 52
+"""IPv4 20 + TCP 20 + timestamps option 12 bytes per segment."""
+
+
+def loggp_reference(
+    latency_run: Report, curve_run: Report, propagation_s: float = 0.0, mtu: int = 9000
+) -> LogGPReference:
     """LogGP from a latency run (o and L at the smallest block) and the
-    per-byte stages of a NetPIPE curve run of the same setting (G)."""
+    per-byte stages of a NetPIPE curve run of the same setting (G). The
+    wire's gap per payload byte is its time per wire byte (busy time over
+    wire bytes) times the wire bytes of a full-sized TCP segment of ``mtu``
+    per payload byte."""
     work = message_work(latency_run, propagation_s)
     o = work.host_cycles / 2 / work.host_hz
     L = max(0.0, work.latency_s - 2 * o)
@@ -365,12 +376,9 @@ def loggp_reference(latency_run: Report, curve_run: Report, propagation_s: float
     bus_G = max(
         (sum(r["busy_ps"] for r in b["resources"]) / 1e12 / b["bytes"] for b in bus if b["bytes"] > 0), default=0.0
     )
-    ceiling = curve_run["summary"].get("ceiling_bps")
-    if ceiling:
-        wire_G = 8 / float(ceiling)
-    else:
-        link = curve_run["links"][0]
-        wire_G = float(link["busy_ps"]) / 1e12 / max(1, int(link["bytes"]))
+    link = curve_run["links"][0]
+    per_wire_byte = float(link["busy_ps"]) / 1e12 / max(1, int(link["wire_bytes"]))
+    wire_G = per_wire_byte * (mtu + ETHERNET_OVERHEAD) / (mtu - TCP_IP_HEADERS)
     G = max(wire_G, copy_G, bus_G)
     return LogGPReference(LogGP(L=L, o=o, g=0.0, G=G), wire_G=wire_G, copy_G=copy_G, bus_G=bus_G)
 
