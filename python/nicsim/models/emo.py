@@ -104,7 +104,8 @@ class Emo:
     def to_laws(self, message_bytes: float, bandwidth: float, baseline: Emo | None = None) -> LawsRatios:
         """LAWS ratios for a stream of ``message_bytes`` messages over a wire
         of ``bandwidth`` bytes/s. Without ``baseline`` this configuration is
-        the host-only one (β = 1, p = 0 share unknown: p = 1). With
+        taken as the host-only one and the offload is assumed whole and
+        faithful (p = 1, β = 1). With
         ``baseline`` (the same system without offload), β = C_N / (the
         baseline's host communication cycles this one no longer does) and
         p is that share of the baseline's overhead."""
