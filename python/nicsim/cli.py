@@ -6,6 +6,7 @@
     nicsim plot RESULT_DIR [RESULT_DIR ...] [--labels A,B,...] [--out DIR]
     nicsim netperf TEST [SCENARIO] [-H HOST] [-L HOST] [-l LEN] [-m SIZE] [-r REQ,RESP] [-f U]
     nicsim sweep FILE | status | export | report   (see nicsim.campaign.cli)
+    nicsim models laws | emo | loggp | compare       (see nicsim.models.cli)
 
 Errors are one line on stderr, never a traceback: exit code 2 for a bad
 scenario or a missing file, 1 for a run that fails.
@@ -34,6 +35,7 @@ from .api import profiles as builtin_profiles
 from .api import resolve
 from .api import run as run_scenario
 from .campaign.cli import COMMANDS as CAMPAIGN_COMMANDS
+from .models.cli import models as models_group
 from .result import Result
 
 EXIT_FAILED = 1
@@ -50,6 +52,7 @@ def main() -> None:
 
 for command in CAMPAIGN_COMMANDS:
     main.add_command(command)
+main.add_command(models_group)
 
 
 @main.command()

@@ -381,9 +381,12 @@ def write_report(
     fig.tight_layout()
     fig9 = save(fig, "fig9-compute")
 
+    from nicsim.models.compare import ortiz_section
+
+    models = ortiz_section(data, out_dir, written)
     written.append(
         _markdown(
-            out_dir, table1, peaks, load_rows, reduction, released, wall_s, (fig3, fig4, fig5, fig6, fig7, fig8)
+            out_dir, table1, peaks, load_rows, reduction, released, wall_s, (fig3, fig4, fig5, fig6, fig7, fig8), models
         )
     )
     _append_compute(out_dir / "report.md", compute, gain, fig9)
@@ -461,6 +464,7 @@ def _markdown(
     released: list[dict[str, Any]],
     wall_s: float,
     figs: tuple[str, ...],
+    models: Sequence[str] = (),
 ) -> Path:
     fig3, fig4, fig5, fig6, fig7, fig8 = figs
     lines = [
@@ -524,6 +528,7 @@ def _markdown(
             f"{r['cpu0_cycles_per_kb_offload']} | {r['released_share'] * 100:.0f} % |"
         )
     lines += ["", "## What the model says", ""] + _findings(peaks, load_rows, reduction, released)
+    lines += ["", *models]
     path = out_dir / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

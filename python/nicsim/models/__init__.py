@@ -1,0 +1,17 @@
+"""Analytical models of protocol offload and messaging, and their
+confrontation with simulation.
+
+* :mod:`~nicsim.models.laws`    LAWS (Shivam and Chase, 2003): stream throughput before and after offload.
+* :mod:`~nicsim.models.emo`     EMO (Gilfeather and Maccabe, 2005): per-message latency, overhead, gap.
+* :mod:`~nicsim.models.loggp`   LogP / LogGP: T(k) = o + (k − 1)G + L + o.
+* :mod:`~nicsim.models.extract` their parameters from a run's probes.
+* :mod:`~nicsim.models.compare` prediction against simulation on sweeps, with figures and a report.
+
+See docs/models/analytical.md.
+"""
+
+from .emo import Emo
+from .laws import Laws, LawsRatios
+from .loggp import LogGP
+
+__all__ = ["Emo", "Laws", "LawsRatios", "LogGP"]
