@@ -323,6 +323,24 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
                 ceiling = Some(goodput_ceiling(link.rate, mtu, mtu - 40 - ts));
             }
         }
+        WorkloadConfig::Dolly(d) => {
+            // The chain's rate: the image over the time from the first write
+            // to the last node's last byte on its disk.
+            let first = match &sim.apps[host(sim, &d.nodes[0])] {
+                App::BulkTx(tx) => tx.started,
+                _ => None,
+            };
+            let last = match &sim.apps[host(sim, d.nodes.last().expect("validated: two nodes"))] {
+                App::BulkRx(rx) => rx.last_byte,
+                _ => None,
+            };
+            if let (Some(first), Some(last)) = (first, last) {
+                duration = last.since(first);
+                if duration.ps() > 0 {
+                    peak = Some(d.bytes.0 as f64 * 8.0 / duration.as_secs_f64());
+                }
+            }
+        }
         WorkloadConfig::RequestResponse(r) => {
             if let App::RrClient(client) = &sim.apps[host(sim, &r.client)] {
                 let first = client.first.expect("started");
@@ -573,5 +591,7 @@ fn workload_peer<'a>(w: &'a WorkloadConfig, me: &str) -> &'a str {
         WorkloadConfig::Netpipe(n) => other(&n.client, &n.server),
         WorkloadConfig::UdpStream(u) => other(&u.from, &u.to),
         WorkloadConfig::PcapReplay(p) => other(&p.from, &p.to),
+        // Receivers know their upstream node; name the image's source.
+        WorkloadConfig::Dolly(d) => d.nodes[0].as_str(),
     }
 }

@@ -337,6 +337,28 @@ pub enum WorkloadConfig {
     /// Several bulk transfers at once (`[[workload.transfers]]`, each like
     /// `[workload.bulk]`), e.g. both directions of a link.
     Transfers(Vec<BulkConfig>),
+    /// Dolly: an image streamed down a chain of TCP connections, each node
+    /// storing it on its disk and forwarding it.
+    Dolly(DollyConfig),
+}
+
+/// Dolly's multi-drop chain.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DollyConfig {
+    /// The chain, from the node holding the image to the last.
+    pub nodes: Vec<String>,
+    /// Size of the image.
+    pub bytes: Size,
+    /// Bytes per read and write call.
+    #[serde(default = "default_write_size")]
+    pub write_size: Size,
+    /// Disk bandwidth of every receiving node; none: no disk.
+    #[serde(default)]
+    pub disk_rate: Option<Bandwidth>,
+    /// TCP port every node listens on.
+    #[serde(default = "default_port")]
+    pub port: u16,
 }
 
 /// Replay of a pcap file as UDP traffic.

@@ -302,6 +302,36 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
     };
     match &s.workload {
         WorkloadConfig::Bulk(b) => bulk_ok("bulk", b)?,
+        WorkloadConfig::Dolly(d) => {
+            if d.nodes.len() < 2 {
+                return err("workload.dolly.nodes", format!("need at least two nodes, got {}", d.nodes.len()));
+            }
+            for (i, name) in d.nodes.iter().enumerate() {
+                endpoint(&format!("dolly.nodes[{i}]"), name)?;
+                if let Some(j) = d.nodes[..i].iter().position(|n| n == name) {
+                    return err(format!("workload.dolly.nodes[{i}]"), format!("\"{name}\" is already nodes[{j}]"));
+                }
+                if i > 0 && !connected(&d.nodes[i - 1], name) {
+                    let prev = &d.nodes[i - 1];
+                    return err(
+                        format!("workload.dolly.nodes[{i}]"),
+                        format!("\"{prev}\" and \"{name}\" are not connected by links"),
+                    );
+                }
+            }
+            if d.bytes.0 == 0 {
+                return err("workload.dolly.bytes", "must be above zero");
+            }
+            if !(1..=MAX_BUFFER).contains(&d.write_size.0) {
+                return err("workload.dolly.write_size", format!("must be 1B to 1GiB, got {}", d.write_size));
+            }
+            if d.disk_rate.is_some_and(|r| r.0 == 0) {
+                return err("workload.dolly.disk_rate", "must be above zero");
+            }
+            if d.port == 0 {
+                return err("workload.dolly.port", "must be 1 to 65535");
+            }
+        }
         WorkloadConfig::Transfers(list) => {
             if list.is_empty() {
                 return err("workload.transfers", "give at least one transfer");

@@ -16,6 +16,7 @@
 //! compare with what tshark reassembles from a trace.
 
 pub mod crr;
+pub mod dolly;
 pub mod netpipe;
 pub mod pattern;
 pub mod replay;
@@ -244,6 +245,8 @@ pub enum App {
     CrrServer(crr::CrrServer),
     /// Several applications on one host (concurrent flows).
     Multi(Multi),
+    /// A Dolly node between the first and the last of the chain.
+    Relay(dolly::Relay),
 }
 
 /// Several applications on one host, each on its own sockets. Like one
@@ -308,6 +311,7 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
     match cfg {
         WorkloadConfig::Bulk(b) => install_bulk(std::slice::from_ref(b), hosts, &mut apps, seed),
         WorkloadConfig::Transfers(list) => install_bulk(list, hosts, &mut apps, seed),
+        WorkloadConfig::Dolly(d) => install_dolly(d, hosts, &mut apps, seed),
         WorkloadConfig::RequestResponse(RrConfig { client, server, request, response, transactions, port }) => {
             let (c, s) = (host_index(hosts, client), host_index(hosts, server));
             let (active, listen) = open(hosts, c, s, *port);
@@ -466,6 +470,45 @@ fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed:
     }
 }
 
+/// Dolly's chain: link `i` joins node `i` (active open from port 49152 +
+/// `i`) to node `i + 1` (listening on `port`); all carry the image, pattern
+/// stream 0.
+fn install_dolly(d: &crate::config::DollyConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let nodes: Vec<usize> = d.nodes.iter().map(|n| host_index(hosts, n)).collect();
+    let socks: Vec<(SocketHandle, SocketHandle)> = (nodes.windows(2).enumerate())
+        .map(|(i, w)| open_from(hosts, w[0], w[1], d.port, EPHEMERAL_PORT.wrapping_add(i as u16)))
+        .collect();
+    let last = nodes.len() - 1;
+    apps[nodes[0]] = App::BulkTx(BulkSender {
+        flow: 0,
+        sock: socks[0].0,
+        pattern: Pattern::new(seed, 0),
+        total: Some(d.bytes.0),
+        duration: None,
+        chunk: d.write_size.0,
+        sent: 0,
+        closed: false,
+        started: None,
+    });
+    for i in 1..last {
+        let (up, down) = (socks[i - 1].1, socks[i].0);
+        apps[nodes[i]] =
+            App::Relay(dolly::Relay::new(nodes[i - 1], (up, down), seed, d.bytes.0, d.write_size.0, d.disk_rate));
+    }
+    apps[nodes[last]] = App::BulkRx(BulkReceiver {
+        flow: 0,
+        from: nodes[last - 1],
+        sock: socks[last - 1].1,
+        check: Checker::new(seed, 0),
+        total: Some(d.bytes.0),
+        chunk: d.write_size.0,
+        last_byte: None,
+        done: false,
+        disk: d.disk_rate,
+        disk_busy_until: None,
+    });
+}
+
 /// NetPIPE's constants for a configuration.
 fn netpipe_options(n: &NetpipeConfig) -> netpipe::Options {
     let (run_time, trials) = if n.r#final { (250_000_000_000, 7) } else { (100_000_000_000, 3) };
@@ -548,6 +591,7 @@ impl App {
             App::UdpRr(e) => e.next_op(now, host),
             App::CrrClient(c) => c.next_op(now, host),
             App::CrrServer(s) => s.next_op(host),
+            App::Relay(r) => r.next_op(now, host),
             App::Multi(m) => {
                 let n = m.members.len();
                 for k in 0..n {
@@ -593,6 +637,7 @@ impl App {
             App::CrrClient(c) => return c.perform(op, now, host),
             App::CrrServer(s) => return s.perform(op, host),
             App::Multi(m) => return m.members[m.last].perform(op, now, host),
+            App::Relay(r) => return r.perform(op, now, host),
             _ => {}
         }
         let sock = match op {
@@ -673,6 +718,7 @@ impl App {
             App::UdpTx(s) => s.wake_at(),
             App::UdpRx(r) => r.wake_at(),
             App::BulkRx(r) => r.disk_busy_until,
+            App::Relay(r) => r.wake_at(),
             App::Multi(m) => m.members.iter().filter_map(App::wake_at).min(),
             _ => None,
         }
@@ -712,10 +758,10 @@ impl App {
             App::NpClient(c) => c.is_done(),
             App::BulkRx(r) => r.done,
             App::RrClient(c) => c.completed == c.transactions,
+            App::Relay(r) => r.is_done(),
         }
     }
 
-    /// The streams this application received and checked.
     /// The streams this application received and checked; `peer` names
     /// the host at the other end (a bulk receiver knows its own sender).
     pub fn flows(&self, peer: &str, me: &str, hosts: &[Host]) -> Vec<FlowReport> {
@@ -730,6 +776,7 @@ impl App {
             App::CrrClient(c) => vec![c.report(peer, me)],
             App::CrrServer(s) => vec![s.report(peer, me)],
             App::Multi(m) => m.members.iter().flat_map(|a| a.flows(peer, me, hosts)).collect(),
+            App::Relay(r) => vec![r.check.report(&hosts[r.from].name, me)],
             App::Idle | App::BulkTx(_) | App::UdpTx(_) => Vec::new(),
         }
     }

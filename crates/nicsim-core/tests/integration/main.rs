@@ -5,6 +5,7 @@
 mod bad_input;
 mod compute;
 mod determinism;
+mod dolly;
 mod flows;
 mod fuzz_corpus;
 mod ideal;
