@@ -341,6 +341,22 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
                 }
             }
         }
+        WorkloadConfig::Dsm(d) => {
+            // All nodes' page transfers together, first fault to last page.
+            let clients: Vec<_> = (d.nodes.iter())
+                .filter_map(|n| match &sim.apps[host(sim, n)] {
+                    App::RrClient(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            let first = clients.iter().filter_map(|c| c.first).min();
+            let last = clients.iter().filter_map(|c| c.last).max();
+            if let (Some(first), Some(last)) = (first, last) {
+                duration = last.since(first);
+                let all: Vec<u64> = clients.iter().flat_map(|c| c.latencies.iter().copied()).collect();
+                rr = rr_stats(&all, duration);
+            }
+        }
         WorkloadConfig::RequestResponse(r) => {
             if let App::RrClient(client) = &sim.apps[host(sim, &r.client)] {
                 let first = client.first.expect("started");
@@ -593,5 +609,12 @@ fn workload_peer<'a>(w: &'a WorkloadConfig, me: &str) -> &'a str {
         WorkloadConfig::PcapReplay(p) => other(&p.from, &p.to),
         // Receivers know their upstream node; name the image's source.
         WorkloadConfig::Dolly(d) => d.nodes[0].as_str(),
+        WorkloadConfig::Dsm(d) => {
+            if d.home == me {
+                d.nodes.first().map_or("", String::as_str)
+            } else {
+                d.home.as_str()
+            }
+        }
     }
 }

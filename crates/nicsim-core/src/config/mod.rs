@@ -340,6 +340,41 @@ pub enum WorkloadConfig {
     /// Dolly: an image streamed down a chain of TCP connections, each node
     /// storing it on its disk and forwarding it.
     Dolly(DollyConfig),
+    /// Page faults of a distributed shared memory: nodes request pages from
+    /// their home node, one at a time each.
+    Dsm(DsmConfig),
+}
+
+/// A page-based distributed shared memory's traffic.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DsmConfig {
+    /// The node holding the pages.
+    pub home: String,
+    /// The nodes faulting on them; each has one TCP connection to `home`.
+    pub nodes: Vec<String>,
+    /// Page transfers per node.
+    #[serde(default = "default_transactions")]
+    pub pages: u64,
+    /// Page size.
+    #[serde(default = "default_page")]
+    pub page_size: Size,
+    /// Size of a page request.
+    #[serde(default = "default_page_request")]
+    pub request: Size,
+    /// The application's work between receiving a page and its next fault.
+    #[serde(default)]
+    pub think: Duration,
+    /// Home's port for the first node (node `i` uses `port + i`).
+    #[serde(default = "default_port")]
+    pub port: u16,
+}
+
+fn default_page() -> Size {
+    Size(4096)
+}
+fn default_page_request() -> Size {
+    Size(64)
 }
 
 /// Dolly's multi-drop chain.

@@ -302,6 +302,31 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
     };
     match &s.workload {
         WorkloadConfig::Bulk(b) => bulk_ok("bulk", b)?,
+        WorkloadConfig::Dsm(d) => {
+            endpoint("dsm.home", &d.home)?;
+            if d.nodes.is_empty() {
+                return err("workload.dsm.nodes", "give at least one node");
+            }
+            for (i, name) in d.nodes.iter().enumerate() {
+                pair_ok("dsm", ("home", &d.home), (&format!("nodes[{i}]"), name))?;
+                if let Some(j) = d.nodes[..i].iter().position(|n| n == name) {
+                    return err(format!("workload.dsm.nodes[{i}]"), format!("\"{name}\" is already nodes[{j}]"));
+                }
+            }
+            for (field, size) in [("page_size", d.page_size), ("request", d.request)] {
+                if !(1..=MAX_BUFFER).contains(&size.0) {
+                    return err(format!("workload.dsm.{field}"), format!("must be 1B to 1GiB, got {size}"));
+                }
+            }
+            if d.pages == 0 {
+                return err("workload.dsm.pages", "must be at least 1");
+            }
+            at_most("workload.dsm.think", Some(d.think), MAX_LINK_DELAY, "10s")?;
+            let last = u32::from(d.port) + d.nodes.len() as u32 - 1;
+            if d.port == 0 || last > 65_535 {
+                return err("workload.dsm.port", format!("ports {} to {last} must be 1 to 65535", d.port));
+            }
+        }
         WorkloadConfig::Dolly(d) => {
             if d.nodes.len() < 2 {
                 return err("workload.dolly.nodes", format!("need at least two nodes, got {}", d.nodes.len()));

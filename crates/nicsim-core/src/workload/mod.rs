@@ -204,6 +204,10 @@ pub struct RrClient {
     /// Round-trip time of every transaction, ps.
     pub latencies: Vec<u64>,
     closed: bool,
+    /// Pause between a response and the next request (a DSM node's work on its page).
+    think: crate::engine::Dur,
+    /// No request before this instant (the end of the pause).
+    not_before: Option<Time>,
 }
 
 /// Server side of request/response.
@@ -312,6 +316,7 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
         WorkloadConfig::Bulk(b) => install_bulk(std::slice::from_ref(b), hosts, &mut apps, seed),
         WorkloadConfig::Transfers(list) => install_bulk(list, hosts, &mut apps, seed),
         WorkloadConfig::Dolly(d) => install_dolly(d, hosts, &mut apps, seed),
+        WorkloadConfig::Dsm(d) => install_dsm(d, hosts, &mut apps, seed),
         WorkloadConfig::RequestResponse(RrConfig { client, server, request, response, transactions, port }) => {
             let (c, s) = (host_index(hosts, client), host_index(hosts, server));
             let (active, listen) = open(hosts, c, s, *port);
@@ -329,6 +334,8 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
                 last: None,
                 latencies: Vec::with_capacity((*transactions).min(1 << 20) as usize),
                 closed: false,
+                think: crate::engine::Dur::ZERO,
+                not_before: None,
             });
             apps[s] = App::RrServer(RrServer {
                 sock: listen,
@@ -509,6 +516,49 @@ fn install_dolly(d: &crate::config::DollyConfig, hosts: &mut [Host], apps: &mut 
     });
 }
 
+/// A DSM: node `i` faults `pages` times on `home` over its own connection
+/// (home's port `port + i`, pattern streams 2i for requests and 2i + 1 for
+/// pages); home serves all connections as one program.
+fn install_dsm(d: &crate::config::DsmConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let home = host_index(hosts, &d.home);
+    let mut served = Vec::new();
+    for (i, name) in d.nodes.iter().enumerate() {
+        let node = host_index(hosts, name);
+        let (active, listen) = open_from(hosts, node, home, d.port + i as u16, EPHEMERAL_PORT.wrapping_add(i as u16));
+        let (req, page) = (2 * i as u64, 2 * i as u64 + 1);
+        apps[node] = App::RrClient(RrClient {
+            sock: active,
+            out: Pattern::new(seed, req),
+            check: Checker::new(seed, page),
+            request: d.request.0,
+            response: d.page_size.0,
+            transactions: d.pages,
+            sent: 0,
+            completed: 0,
+            started_tx: None,
+            first: None,
+            last: None,
+            latencies: Vec::with_capacity(d.pages.min(1 << 20) as usize),
+            closed: false,
+            think: d.think.dur(),
+            not_before: None,
+        });
+        served.push(App::RrServer(RrServer {
+            sock: listen,
+            out: Pattern::new(seed, page),
+            check: Checker::new(seed, req),
+            request: d.request.0,
+            response: d.page_size.0,
+            sent: 0,
+            closed: false,
+        }));
+    }
+    apps[home] = match served.len() {
+        1 => served.pop().expect("one"),
+        _ => App::Multi(Multi::new(served)),
+    };
+}
+
 /// NetPIPE's constants for a configuration.
 fn netpipe_options(n: &NetpipeConfig) -> netpipe::Options {
     let (run_time, trials) = if n.r#final { (250_000_000_000, 7) } else { (100_000_000_000, 3) };
@@ -573,6 +623,9 @@ impl App {
                 }
                 let request_end = (c.completed + 1) * c.request;
                 if c.sent < request_end {
+                    if c.not_before.is_some_and(|t| now < t) {
+                        return None;
+                    }
                     if c.started_tx.is_none() {
                         c.started_tx = Some(now);
                         c.first.get_or_insert(now);
@@ -679,6 +732,7 @@ impl App {
                     c.latencies.push(now.since(start).ps());
                     c.completed += 1;
                     c.last = Some(now);
+                    c.not_before = (c.think > crate::engine::Dur::ZERO).then(|| now + c.think);
                 }
                 Ok(())
             }
@@ -719,6 +773,7 @@ impl App {
             App::UdpRx(r) => r.wake_at(),
             App::BulkRx(r) => r.disk_busy_until,
             App::Relay(r) => r.wake_at(),
+            App::RrClient(c) => c.not_before,
             App::Multi(m) => m.members.iter().filter_map(App::wake_at).min(),
             _ => None,
         }

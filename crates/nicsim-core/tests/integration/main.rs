@@ -6,6 +6,7 @@ mod bad_input;
 mod compute;
 mod determinism;
 mod dolly;
+mod dsm;
 mod flows;
 mod fuzz_corpus;
 mod ideal;
