@@ -385,12 +385,13 @@ impl Sim {
             self.probes.emit(observer::JOB, now, &self.hosts[h].name, &fields);
         }
         let t = self.timed(h);
-        for (r, c) in t.per_path[job.path as usize].iter_mut().zip(job.charged) {
+        let charged = job.charged();
+        for (r, c) in t.per_path[job.path as usize].iter_mut().zip(charged) {
             *r += c;
         }
         if let Some(m) = job.msg {
             let row = t.per_msg.entry((m, job.path)).or_insert([0; LAYERS]);
-            for (r, c) in row.iter_mut().zip(job.charged) {
+            for (r, c) in row.iter_mut().zip(charged) {
                 *r += c;
             }
         }
