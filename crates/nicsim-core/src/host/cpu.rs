@@ -297,13 +297,12 @@ impl<T> Core<T> {
 
     /// Picoseconds to run `cycles` (rounded up).
     pub fn time_for(&self, cycles: u64) -> Dur {
-        let ps = (u128::from(cycles) * u128::from(PS_PER_S)).div_ceil(u128::from(self.hz));
-        Dur(ps as u64)
+        Dur(crate::engine::time::mul_div_ceil(cycles, PS_PER_S, self.hz))
     }
 
     /// Whole cycles that fit in `d`.
     pub fn cycles_in(&self, d: Dur) -> u64 {
-        (u128::from(d.0) * u128::from(self.hz) / u128::from(PS_PER_S)) as u64
+        crate::engine::time::mul_div_floor(d.0, self.hz, PS_PER_S)
     }
 
     /// Whether nothing runs or waits.
