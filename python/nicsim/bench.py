@@ -125,7 +125,11 @@ class BenchError(ValueError):
 
 
 def default_scenario_dir() -> Path:
-    """``scenarios/bench`` of the source tree this package was installed from."""
+    """``scenarios/bench`` under the working directory if there is one, else
+    that of the source tree this package runs from (an editable install)."""
+    here = Path.cwd() / "scenarios" / "bench"
+    if here.is_dir():
+        return here
     return Path(__file__).resolve().parents[2] / "scenarios" / "bench"
 
 
