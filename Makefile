@@ -26,9 +26,14 @@ test: $(BIN)/python
 	cargo test --workspace
 	$(BIN)/pytest -q tests
 
-## bench: the core's criterion benchmarks
-bench:
+## bench: the core's criterion benchmarks, then the end-to-end benchmarks
+## (nicsim bench: slowdown, frames and events per second, peak memory;
+## results/bench/). BENCH_ARGS=--quick for a fast check of the command.
+BENCH_ARGS ?=
+bench: $(BIN)/python
+	$(BIN)/pip install --quiet .
 	cargo bench -p nicsim-core
+	$(BIN)/nicsim bench $(BENCH_ARGS) --out results/bench
 
 ## lint: formatting and clippy, warnings are errors
 lint:

@@ -7,6 +7,7 @@
     nicsim netperf TEST [SCENARIO] [-H HOST] [-L HOST] [-l LEN] [-m SIZE] [-r REQ,RESP] [-f U]
     nicsim sweep FILE | status | export | report   (see nicsim.campaign.cli)
     nicsim models laws | emo | loggp | compare       (see nicsim.models.cli)
+    nicsim bench [--quick] [--only NAME] [--repeat N] [--out DIR]
 
 Errors are one line on stderr, never a traceback: exit code 2 for a bad
 scenario or a missing file, 1 for a run that fails.
@@ -261,6 +262,62 @@ def netperf_command(
     console = Console()
     console.print(_netperf_table(test, result, row, wall_s))
     click.echo(f"results written to {out_dir}: {', '.join(p.name for p in [*written, csv])}")
+
+
+@main.command(name="bench")
+@click.option("--quick", is_flag=True, help="Shrink every benchmark to run in seconds (checks the command, not the speed).")
+@click.option("--only", "only", multiple=True, metavar="NAME", help="Run only this benchmark (repeatable); see --list.")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per benchmark, each in a fresh process; the fastest is reported.")  # fmt: skip
+@click.option(
+    "--scenarios",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory of the benchmark scenarios [default: scenarios/bench of the source tree].",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results") / "bench",
+    show_default=True,
+    help="Where to write bench.md, bench.csv and bench.json.",
+)
+@click.option("--list", "list_only", is_flag=True, help="List the benchmarks and exit.")
+def bench_command(
+    quick: bool, only: tuple[str, ...], repeat: int, scenarios: Path | None, out: Path, list_only: bool
+) -> None:
+    """Run the end-to-end speed benchmarks, each in its own process, and
+    print slowdown (wall-clock seconds per simulated second), frames and
+    events per wall-clock second and peak memory (see docs/performance.md)."""
+    from . import bench
+
+    if list_only:
+        for b in bench.BENCHMARKS:
+            click.echo(f"{b.name:<34} {b.missing or b.what}")
+        return
+
+    def echo(row: dict[str, Any]) -> None:
+        if row["status"] == "ok":
+            click.echo(
+                f"{row['benchmark']:<34} slowdown {row['slowdown']:8.3f} (cpu {row['cpu_slowdown']:.3f})  "
+                f"{row['frames_per_wall_s'] / 1e6:7.3f} M frames/s  "
+                f"{row['events_per_wall_s'] / 1e6:7.3f} M events/s  peak {row['peak_rss_mb']:7.1f} MB"
+            )
+        else:
+            click.echo(f"{row['benchmark']:<34} {row['status']}")
+
+    try:
+        rows = bench.run_benchmarks(
+            list(only) or None, quick=quick, repeat=repeat, scenario_dir=scenarios, out=out, echo=echo
+        )
+    except bench.BenchError as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    except OSError as e:
+        _fail(f"cannot write results: {e}", EXIT_FAILED)
+    click.echo("")
+    click.echo(bench.markdown(rows), nl=False)
+    click.echo(f"results written to {out}: bench.md, bench.csv, bench.json")
+    if any(r["status"].startswith("failed") for r in rows):
+        _fail("some benchmarks failed", EXIT_FAILED)
 
 
 def _netperf_table(test: str, result: Result, row: dict[str, Any], wall_s: float) -> Table:

@@ -29,26 +29,27 @@ impl Priority {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct EventKey(u64);
 
-#[derive(Debug)]
-struct Entry<E> {
-    key: (Time, Priority, u64),
-    event: E,
+/// A heap entry: the event's key packed into two words, and the slot of
+/// the event in the scheduler's slab. Events stay put in the slab while
+/// their 24-byte entries move in the heap, so a push or pop moves a few
+/// words whatever the size of `E`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    /// Time in picoseconds.
+    time: u64,
+    /// Priority in the top 8 bits, sequence number in the low 56.
+    prio_seq: u64,
+    /// Index into the slab.
+    slot: u32,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
+/// Bits of `Entry::prio_seq` that hold the sequence number.
+const SEQ_BITS: u32 = 56;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+
+impl Entry {
+    fn seq(&self) -> u64 {
+        self.prio_seq & SEQ_MASK
     }
 }
 
@@ -57,7 +58,14 @@ impl<E> Ord for Entry<E> {
 pub struct Scheduler<E> {
     now: Time,
     next_seq: u64,
-    heap: BinaryHeap<Reverse<Entry<E>>>,
+    /// Min-heap on (time, priority, sequence); the slot breaks no ties
+    /// because sequence numbers are unique.
+    heap: BinaryHeap<Reverse<Entry>>,
+    /// Events by slot; `None` for a free slot.
+    slab: Vec<Option<E>>,
+    /// Free slots, reused last-in first-out (which slot an event gets never
+    /// affects the order events run in).
+    free: Vec<u32>,
     /// Sequence numbers of cancelled, not yet popped events (membership only;
     /// never iterated, so its order cannot leak into results).
     cancelled: HashSet<u64>,
@@ -66,7 +74,15 @@ pub struct Scheduler<E> {
 
 impl<E> Default for Scheduler<E> {
     fn default() -> Self {
-        Scheduler { now: Time::ZERO, next_seq: 0, heap: BinaryHeap::new(), cancelled: HashSet::new(), executed: 0 }
+        Scheduler {
+            now: Time::ZERO,
+            next_seq: 0,
+            heap: BinaryHeap::new(),
+            slab: Vec::new(),
+            free: Vec::new(),
+            cancelled: HashSet::new(),
+            executed: 0,
+        }
     }
 }
 
@@ -86,12 +102,35 @@ impl<E> Scheduler<E> {
         self.executed
     }
 
+    /// Events in the queue, cancelled ones not yet skipped included.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether the queue holds no entry at all.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
     /// Schedule `event` at absolute time `at` (never in the past).
     pub fn at(&mut self, at: Time, prio: Priority, event: E) -> EventKey {
         assert!(at >= self.now, "scheduled an event in the past: {at} < {}", self.now);
         let seq = self.next_seq;
+        assert!(seq <= SEQ_MASK, "more than 2^56 events scheduled");
         self.next_seq += 1;
-        self.heap.push(Reverse(Entry { key: (at, prio, seq), event }));
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slab[slot as usize] = Some(event);
+                slot
+            }
+            None => {
+                let slot = u32::try_from(self.slab.len()).expect("fewer than 2^32 pending events");
+                self.slab.push(Some(event));
+                slot
+            }
+        };
+        let prio_seq = (u64::from(prio.0) << SEQ_BITS) | seq;
+        self.heap.push(Reverse(Entry { time: at.0, prio_seq, slot }));
         EventKey(seq)
     }
 
@@ -110,17 +149,25 @@ impl<E> Scheduler<E> {
     /// Time of the next live event, if any.
     pub fn peek_time(&mut self) -> Option<Time> {
         self.skip_cancelled();
-        self.heap.peek().map(|Reverse(e)| e.key.0)
+        self.heap.peek().map(|Reverse(e)| Time(e.time))
     }
 
     /// Pop the next live event and advance the clock to it.
     pub fn pop(&mut self) -> Option<(Time, E)> {
         self.skip_cancelled();
         let Reverse(entry) = self.heap.pop()?;
-        debug_assert!(entry.key.0 >= self.now, "time went backwards: {} after {}", entry.key.0, self.now);
-        self.now = entry.key.0;
+        let at = Time(entry.time);
+        debug_assert!(at >= self.now, "time went backwards: {at} after {}", self.now);
+        self.now = at;
         self.executed += 1;
-        Some((entry.key.0, entry.event))
+        Some((at, self.take(entry.slot)))
+    }
+
+    /// Remove the event in `slot` and free the slot.
+    fn take(&mut self, slot: u32) -> E {
+        let event = self.slab[slot as usize].take().expect("a queued entry names a full slot");
+        self.free.push(slot);
+        event
     }
 
     /// Whether no live event is left (quiescence).
@@ -131,21 +178,40 @@ impl<E> Scheduler<E> {
     /// Live (not cancelled) events for which `pred` holds. Walks the whole
     /// queue: for end-of-run checks, not for the hot path.
     pub fn count_pending(&self, mut pred: impl FnMut(&E) -> bool) -> usize {
-        self.heap.iter().filter(|Reverse(e)| !self.cancelled.contains(&e.key.2) && pred(&e.event)).count()
+        self.heap
+            .iter()
+            .filter(|Reverse(e)| !self.cancelled.contains(&e.seq()))
+            .filter(|Reverse(e)| self.slab[e.slot as usize].as_ref().is_some_and(&mut pred))
+            .count()
     }
 
     /// Check the queue's bookkeeping: no live event is earlier than the
-    /// clock, and every cancelled key names an event still in the queue.
+    /// clock, every cancelled key names an event still in the queue, and
+    /// every queued entry names its own full slot of the slab.
     pub fn check_invariants(&self) -> Result<(), String> {
-        if let Some(Reverse(e)) = self.heap.iter().find(|Reverse(e)| e.key.0 < self.now) {
-            return Err(format!("an event at {} is queued before the clock ({})", e.key.0, self.now));
+        if let Some(Reverse(e)) = self.heap.iter().find(|Reverse(e)| e.time < self.now.0) {
+            return Err(format!("an event at {} is queued before the clock ({})", Time(e.time), self.now));
         }
-        let queued: HashSet<u64> = self.heap.iter().map(|Reverse(e)| e.key.2).collect();
+        let queued: HashSet<u64> = self.heap.iter().map(|Reverse(e)| e.seq()).collect();
         if let Some(k) = self.cancelled.iter().find(|k| !queued.contains(k)) {
             return Err(format!("cancelled key {k} names no queued event"));
         }
         if self.next_seq < self.heap.len() as u64 {
             return Err(format!("{} events queued but only {} ever scheduled", self.heap.len(), self.next_seq));
+        }
+        let slots: HashSet<u32> = self.heap.iter().map(|Reverse(e)| e.slot).collect();
+        let full = self.slab.iter().filter(|s| s.is_some()).count();
+        if slots.len() != self.heap.len() || full != self.heap.len() || self.free.len() + full != self.slab.len() {
+            return Err(format!(
+                "{} events queued in {} distinct slots, but the slab holds {full} events and {} free slots of {}",
+                self.heap.len(),
+                slots.len(),
+                self.free.len(),
+                self.slab.len()
+            ));
+        }
+        if let Some(Reverse(e)) = self.heap.iter().find(|Reverse(e)| self.slab[e.slot as usize].is_none()) {
+            return Err(format!("queued event {} names the empty slot {}", e.seq(), e.slot));
         }
         Ok(())
     }
@@ -155,8 +221,10 @@ impl<E> Scheduler<E> {
             return;
         }
         while let Some(Reverse(top)) = self.heap.peek() {
-            if self.cancelled.remove(&top.key.2) {
+            if self.cancelled.remove(&top.seq()) {
+                let slot = top.slot;
                 self.heap.pop();
+                drop(self.take(slot));
             } else {
                 break;
             }
@@ -207,6 +275,41 @@ mod tests {
         s.cancel(a);
         let e = s.check_invariants().unwrap_err();
         assert!(e.contains("names no queued event"), "{e}");
+    }
+
+    #[test]
+    fn slots_are_reused_and_order_is_by_key_not_by_slot() {
+        let mut s = Scheduler::new();
+        // Fill, drain half, refill: new events land in old slots but still
+        // run in (time, priority, sequence) order.
+        for i in 0..8u64 {
+            s.at(Time(100 - i), Priority::SOFTWARE, i);
+        }
+        for _ in 0..4 {
+            s.pop();
+        }
+        s.at(Time(100), Priority::WIRE, 100);
+        s.at(Time(100), Priority::SOFTWARE, 101);
+        s.at(Time(99), Priority::SOFTWARE, 102);
+        s.check_invariants().unwrap();
+        assert_eq!(s.len(), 7);
+        let order: Vec<_> = std::iter::from_fn(|| s.pop()).map(|(t, e)| (t.0, e)).collect();
+        assert_eq!(order, [(97, 3), (98, 2), (99, 1), (99, 102), (100, 100), (100, 0), (100, 101)]);
+        assert!(s.is_empty());
+        assert!(s.slab.len() <= 8, "slots were reused: {}", s.slab.len());
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn cancelled_events_free_their_slots() {
+        let mut s = Scheduler::new();
+        let keys: Vec<_> = (0..4u64).map(|i| s.at(Time(i), Priority::DEVICE, i)).collect();
+        s.cancel(keys[0]);
+        s.cancel(keys[1]);
+        assert_eq!(s.count_pending(|_| true), 2);
+        assert_eq!(s.pop(), Some((Time(2), 2)));
+        s.check_invariants().unwrap();
+        assert_eq!(s.free.len(), 3, "two cancelled and one popped slot are free");
     }
 
     #[test]

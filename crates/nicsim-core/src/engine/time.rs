@@ -114,6 +114,25 @@ impl fmt::Display for Time {
     }
 }
 
+/// `a × b / d` rounded down, exactly: in 64 bits when the product fits
+/// (the common case, and several times faster), else in 128 bits.
+#[inline]
+pub fn mul_div_floor(a: u64, b: u64, d: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(p) => p / d,
+        None => (u128::from(a) * u128::from(b) / u128::from(d)) as u64,
+    }
+}
+
+/// `a × b / d` rounded up, exactly (see [`mul_div_floor`]).
+#[inline]
+pub fn mul_div_ceil(a: u64, b: u64, d: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(p) => p.div_ceil(d),
+        None => (u128::from(a) * u128::from(b)).div_ceil(u128::from(d)) as u64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +156,17 @@ mod tests {
         assert_eq!(t, Time(15));
         assert_eq!(t - Time(3), Dur(12));
         assert_eq!(Time(3).since(t), Dur::ZERO);
+    }
+
+    #[test]
+    fn mul_div_is_exact_on_both_paths() {
+        // Fits in 64 bits.
+        assert_eq!(mul_div_ceil(1000, PS_PER_S, 3_000_000_000), 333_334);
+        assert_eq!(mul_div_floor(1000, PS_PER_S, 3_000_000_000), 333_333);
+        // Overflows 64 bits: the 128-bit path gives the exact answer.
+        let (a, b, d) = (u64::MAX / 3, 7u64, 5u64);
+        let exact = u128::from(a) * u128::from(b);
+        assert_eq!(u128::from(mul_div_floor(a, b, d)), exact / 5);
+        assert_eq!(u128::from(mul_div_ceil(a, b, d)), exact.div_ceil(5));
     }
 }

@@ -223,6 +223,9 @@ impl Bandwidth {
     /// Picoseconds to move `bits` at this rate, as (whole ps, remainder in
     /// units of 1/rate ps) so callers can carry the remainder exactly.
     pub fn ps_for_bits(self, bits: u64) -> (u64, u64) {
+        if let Some(num) = bits.checked_mul(super::time::PS_PER_S) {
+            return (num / self.0, num % self.0);
+        }
         let num = u128::from(bits) * u128::from(super::time::PS_PER_S);
         let rate = u128::from(self.0);
         ((num / rate) as u64, (num % rate) as u64)

@@ -144,8 +144,6 @@ pub struct Job<T> {
     class: Class,
     /// Message the work belongs to, for per-message breakdowns.
     pub msg: Option<u64>,
-    /// Cycles this job has been charged, per layer.
-    pub charged: Breakdown,
     /// Stack path the job serves.
     pub path: Path,
     /// Continuation handed back when the job completes.
@@ -155,7 +153,7 @@ pub struct Job<T> {
 impl<T> Job<T> {
     /// A job of `class` made of `pieces`, continuing with `then`.
     pub fn new(class: Class, pieces: Vec<(Layer, u64)>, then: T) -> Self {
-        Job { pieces, at: 0, done: 0, class, msg: None, charged: [0; LAYERS], path: Path::Other, then }
+        Job { pieces, at: 0, done: 0, class, msg: None, path: Path::Other, then }
     }
 
     /// Mark the stack path the job serves.
@@ -185,6 +183,21 @@ impl<T> Job<T> {
         self.pieces.iter().map(|p| p.1).sum()
     }
 
+    /// Cycles this job has been charged so far, per layer: every piece
+    /// before the current one in full, and the current one's progress. Once
+    /// the job completed, that is all of its pieces. (Computed rather than
+    /// kept, so a job stays small as it moves through run queues.)
+    pub fn charged(&self) -> Breakdown {
+        let mut b = [0; LAYERS];
+        for &(layer, cycles) in &self.pieces[..self.at] {
+            b[layer.index()] += cycles;
+        }
+        if let Some(&(layer, _)) = self.pieces.get(self.at) {
+            b[layer.index()] += self.done;
+        }
+        b
+    }
+
     /// Add `cycles` to the piece of `layer` (appending one if absent).
     pub fn add(&mut self, layer: Layer, cycles: u64) {
         if cycles > 0 {
@@ -199,7 +212,6 @@ impl<T> Job<T> {
             let (layer, len) = self.pieces[self.at];
             let step = cycles.min(len - self.done);
             into[layer.index()] += step;
-            self.charged[layer.index()] += step;
             self.done += step;
             cycles -= step;
             if self.done == len {
@@ -285,13 +297,12 @@ impl<T> Core<T> {
 
     /// Picoseconds to run `cycles` (rounded up).
     pub fn time_for(&self, cycles: u64) -> Dur {
-        let ps = (u128::from(cycles) * u128::from(PS_PER_S)).div_ceil(u128::from(self.hz));
-        Dur(ps as u64)
+        Dur(crate::engine::time::mul_div_ceil(cycles, PS_PER_S, self.hz))
     }
 
     /// Whole cycles that fit in `d`.
     pub fn cycles_in(&self, d: Dur) -> u64 {
-        (u128::from(d.0) * u128::from(self.hz) / u128::from(PS_PER_S)) as u64
+        crate::engine::time::mul_div_floor(d.0, self.hz, PS_PER_S)
     }
 
     /// Whether nothing runs or waits.
@@ -419,7 +430,7 @@ mod tests {
         let next = next.unwrap();
         assert_eq!(next.at, Time(1_100_000));
         let (task, _) = c.complete(next.at, next.generation).unwrap();
-        assert_eq!(task.charged[Layer::Tcp.index()], 1000);
+        assert_eq!(task.charged()[Layer::Tcp.index()], 1000);
         assert_eq!(c.stats.cycles[Layer::Tcp.index()], 1100);
         assert_eq!(c.stats.busy_ps, 1_100_000);
     }
@@ -453,9 +464,9 @@ mod tests {
             at = Time(irq.at.0 + 17_000);
         }
         let (task, _) = c.complete(last.at, last.generation).unwrap();
-        assert_eq!(task.charged[Layer::Syscall.index()], 7);
-        assert_eq!(task.charged[Layer::Copy.index()], 1000);
-        assert_eq!(task.charged[Layer::Socket.index()], 13);
+        assert_eq!(task.charged()[Layer::Syscall.index()], 7);
+        assert_eq!(task.charged()[Layer::Copy.index()], 1000);
+        assert_eq!(task.charged()[Layer::Socket.index()], 13);
         assert_eq!(c.stats.cycles[Layer::Interrupt.index()], 25);
     }
 

@@ -154,6 +154,10 @@ pub struct Host {
     cfg: HostConfig,
     /// TCP sockets and the quick-ACK segments each has left.
     tcp_sockets: Vec<(SocketHandle, u32)>,
+    /// Every socket has used up its quick ACKs and has its delayed-ACK
+    /// time back: quick-ACK handling has nothing left to do until a socket
+    /// is added.
+    quickack_settled: bool,
     /// Counters.
     pub stats: HostStats,
 }
@@ -187,6 +191,7 @@ impl Host {
             dev,
             cfg: cfg.clone(),
             tcp_sockets: Vec::new(),
+            quickack_settled: false,
             stats: HostStats::default(),
         }
     }
@@ -212,6 +217,7 @@ impl Host {
         }
         let handle = self.sockets.add(s);
         self.tcp_sockets.push((handle, t.quickack_segments));
+        self.quickack_settled = false;
         handle
     }
 
@@ -249,12 +255,19 @@ impl Host {
     /// alone would hold the ACK of a lone first segment for the full
     /// delayed-ACK time, because its Reno starts with a window of one segment.
     fn quickack(&mut self) {
+        if self.quickack_settled {
+            return;
+        }
         let delay = match self.cfg.tcp.delayed_ack {
             DelayedAck::Off => return,
             DelayedAck::Delay(d) => Some(d.dur().to_smoltcp()),
         };
+        // Settled after this pass if every socket starts it with no quick
+        // ACK left (each then gets its delay back below).
+        let mut settled = true;
         for (handle, left) in &mut self.tcp_sockets {
             let sock = self.sockets.get_mut::<tcp::Socket>(*handle);
+            settled &= *left == 0;
             if *left == 0 {
                 if sock.ack_delay() != delay {
                     sock.set_ack_delay(delay);
@@ -268,6 +281,7 @@ impl Host {
             sock.set_ack_delay(None);
             *left = left.saturating_sub(arriving);
         }
+        self.quickack_settled = settled;
     }
 
     /// When the stack next needs a poll, as smoltcp reports it.

@@ -209,9 +209,12 @@ impl Timed {
     /// Reserve the memory system for `bytes` starting at `now`; returns when done.
     fn memory(&mut self, now: Time, bytes: u64) -> Time {
         let bw = self.timing.memory.bandwidth.0;
-        let ps = (u128::from(bytes) * 8 * u128::from(crate::engine::time::PS_PER_S)).div_ceil(u128::from(bw));
+        let ps = match bytes.checked_mul(8) {
+            Some(bits) => crate::engine::time::mul_div_ceil(bits, crate::engine::time::PS_PER_S, bw),
+            None => (u128::from(bytes) * 8 * u128::from(crate::engine::time::PS_PER_S)).div_ceil(u128::from(bw)) as u64,
+        };
         let start = self.memory_free_at.max(now);
-        self.memory_free_at = start + Dur(ps as u64);
+        self.memory_free_at = start + Dur(ps);
         self.memory_free_at
     }
 
@@ -387,12 +390,13 @@ impl Sim {
             self.probes.emit(observer::JOB, now, &self.hosts[h].name, &fields);
         }
         let t = self.timed(h);
-        for (r, c) in t.per_path[job.path as usize].iter_mut().zip(job.charged) {
+        let charged = job.charged();
+        for (r, c) in t.per_path[job.path as usize].iter_mut().zip(charged) {
             *r += c;
         }
         if let Some(m) = job.msg {
             let row = t.per_msg.entry((m, job.path)).or_insert([0; LAYERS]);
-            for (r, c) in row.iter_mut().zip(job.charged) {
+            for (r, c) in row.iter_mut().zip(charged) {
                 *r += c;
             }
         }
@@ -691,19 +695,20 @@ impl Sim {
         let t = self.timed(h);
         t.nic.tx_dma_busy = false;
         let frame = t.nic.tx_ring.pop_front().expect("a frame was in DMA");
-        let frames = match (frame.tso_mss, tso_capable) {
-            (Some(mss), _) => tso::segment(&frame.bytes, usize::from(mss)),
+        let (frames, single) = match (frame.tso_mss, tso_capable) {
+            (Some(mss), _) => (tso::segment(&frame.bytes, usize::from(mss)), None),
             // With TSO on, the stack leaves every TCP checksum to the NIC.
-            (None, true) => tso::segment(&frame.bytes, usize::MAX),
-            (None, false) => vec![frame.bytes],
+            (None, true) => (tso::segment(&frame.bytes, usize::MAX), None),
+            // The common case: one frame as the stack made it (no Vec to allocate).
+            (None, false) => (Vec::new(), Some(frame.bytes)),
         };
-        t.nic.stats.tx_frames += frames.len() as u64;
+        t.nic.stats.tx_frames += (frames.len() + usize::from(single.is_some())) as u64;
         let desc = t.timing.nic.descriptor.0;
         t.bus.transfer(now, BusOp::DeviceWrite, desc);
         t.nic.tx_done += 1;
         t.nic.tx_done_since.get_or_insert(now);
         let Port { link: l, end: d } = self.ports[h];
-        for f in frames {
+        for f in frames.into_iter().chain(single) {
             self.links[l].chans[d].enqueue(f);
         }
         self.start_wire(l, d, now)?;

@@ -263,12 +263,22 @@ pub struct Multi {
     next: usize,
     /// Member whose call was chosen last (it performs it).
     last: usize,
+    /// Whether any member can have a current message or a wake-up time
+    /// (bulk flows without a disk have neither: no need to ask them all).
+    msgs: bool,
+    wakes: bool,
 }
 
 impl Multi {
     /// Members taking turns.
     pub fn new(members: Vec<App>) -> Multi {
-        Multi { members, next: 0, last: 0 }
+        let msgs = members.iter().any(|m| !matches!(m, App::BulkTx(_) | App::BulkRx(_) | App::Idle));
+        let wakes = members.iter().any(|m| match m {
+            App::BulkTx(_) | App::Idle => false,
+            App::BulkRx(r) => r.disk.is_some(),
+            _ => true,
+        });
+        Multi { members, next: 0, last: 0, msgs, wakes }
     }
 }
 
@@ -760,6 +770,7 @@ impl App {
             App::RrServer(s) => Some(s.sent / s.response),
             App::CrrClient(c) => Some(c.current_msg()),
             App::CrrServer(s) => Some(s.current_msg()),
+            App::Multi(m) if !m.msgs => None,
             App::Multi(m) => m.members.iter().find_map(App::current_msg),
             _ => None,
         }
@@ -774,6 +785,7 @@ impl App {
             App::BulkRx(r) => r.disk_busy_until,
             App::Relay(r) => r.wake_at(),
             App::RrClient(c) => c.not_before,
+            App::Multi(m) if !m.wakes => None,
             App::Multi(m) => m.members.iter().filter_map(App::wake_at).min(),
             _ => None,
         }

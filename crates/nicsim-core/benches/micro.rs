@@ -1,0 +1,223 @@
+//! Micro-benchmarks of the hot paths (`make bench`, `cargo bench -p
+//! nicsim-core --bench micro`): the event queue, the cost model's per-frame
+//! CPU job, TSO segmentation and checksum fill per packet, the payload
+//! pattern, and the offload (communication processor) command path. The
+//! figures go into docs/performance.md; none is asserted in a test.
+
+use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use nicsim_core::engine::{Dur, Priority, Scheduler, Time};
+use nicsim_core::host::cpu::{Class, Core, Job, Layer};
+use nicsim_core::host::timing;
+use nicsim_core::nic::tso;
+use nicsim_core::workload::pattern::Pattern;
+use nicsim_core::{run_toml, RunOptions};
+use smoltcp::phy::ChecksumCapabilities;
+use smoltcp::wire::{
+    EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet,
+    Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber, TcpTimestampRepr,
+};
+
+/// A small deterministic generator for event delays (no RNG crate needed).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+}
+
+/// The hold model: a queue kept at `pending` events; each step pops the
+/// earliest and schedules one at a random delay (up to 10 µs), as a run does.
+fn event_queue(c: &mut Criterion) {
+    let mut group = c.benchmark_group("event-queue");
+    for pending in [16usize, 256, 4096] {
+        let mut s: Scheduler<[u64; 4]> = Scheduler::new();
+        let mut rng = Lcg(pending as u64);
+        for i in 0..pending {
+            s.at(Time(rng.next() % 10_000_000), Priority(i as u8 % 3), [i as u64; 4]);
+        }
+        group.throughput(Throughput::Elements(1));
+        group.bench_function(format!("pop+push/{pending}-pending"), |b| {
+            b.iter(|| {
+                let (_, ev) = s.pop().expect("never empty");
+                let delay = Dur(rng.next() % 10_000_000);
+                s.after(delay, Priority((ev[0] % 3) as u8), black_box(ev));
+            })
+        });
+    }
+    // Schedule and cancel: a timer that is re-armed before it fires.
+    let mut s: Scheduler<u64> = Scheduler::new();
+    for i in 0..256 {
+        s.at(Time(1_000_000 + i), Priority::DEVICE, i);
+    }
+    group.bench_function("schedule+cancel/256-pending", |b| {
+        b.iter(|| {
+            let k = s.after(Dur(500), Priority::DEVICE, 7);
+            s.cancel(k);
+            black_box(s.peek_time())
+        })
+    });
+    group.finish();
+}
+
+/// The cost model: one received TCP segment's CPU job on the modern
+/// profile (driver, device, IP, TCP pieces, each `cycles + mem × latency`),
+/// submitted to the stack core and completed, as the receive path does
+/// per frame.
+fn cost_model(c: &mut Criterion) {
+    let t = timing::resolve("hosts[0]", "modern-x86-pcie", &[]).expect("built-in profile");
+    let core_id = t.stack_core();
+    let mut core: Core<u32> = Core::new(t.core_hz(core_id), Dur(1_000_000_000));
+    let mut now = Time::ZERO;
+    let mut group = c.benchmark_group("cost-model");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("rx-segment-job", |b| {
+        b.iter(|| {
+            let k = &t.costs;
+            let mut pieces = Vec::with_capacity(6);
+            pieces.push((Layer::Driver, t.cycles_on(core_id, k.driver_rx)));
+            pieces.push((Layer::Device, t.cycles_on(core_id, k.device_rx)));
+            pieces.push((Layer::Ip, t.cycles_on(core_id, k.ip_rx)));
+            if !t.nic.checksum_offload {
+                pieces.push((Layer::Checksum, t.checksum_cycles_on(core_id, 1448)));
+            }
+            pieces.push((Layer::Tcp, t.cycles_on(core_id, k.tcp_rx)));
+            let wake = core.submit(now, Job::new(Class::Softirq, pieces, 1)).expect("idle core starts it");
+            now = wake.at;
+            black_box(core.complete(now, wake.generation).expect("its completion"));
+        })
+    });
+    group.bench_function("copy-64KiB-with-preemption", |b| {
+        b.iter(|| {
+            let copy = t.copy_cycles(65_536, false);
+            let job = Job::new(Class::Task, vec![(Layer::Syscall, 300), (Layer::Copy, copy)], 2);
+            core.submit(now, job).expect("idle core starts it");
+            // An interrupt preempts the copy half-way; both complete.
+            let irq = core.submit(now + Dur(1_000_000), Job::new(Class::Irq, vec![(Layer::Interrupt, 1400)], 3));
+            let irq = irq.expect("the interrupt preempts");
+            let (_, resumed) = core.complete(irq.at, irq.generation).expect("irq done");
+            let resumed = resumed.expect("the copy resumes");
+            now = resumed.at;
+            black_box(core.complete(now, resumed.generation).expect("copy done"));
+        })
+    });
+    group.finish();
+}
+
+/// A TCP/IPv4 super-segment of `len` payload bytes with timestamps, its TCP
+/// checksum left to the NIC (as smoltcp emits it for TSO).
+fn super_frame(len: usize) -> Vec<u8> {
+    let payload = vec![0x5au8; len];
+    let (src, dst) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
+    let tcp = TcpRepr {
+        src_port: 49152,
+        dst_port: 5001,
+        control: TcpControl::Psh,
+        seq_number: TcpSeqNumber(1),
+        ack_number: Some(TcpSeqNumber(1)),
+        window_len: 4000,
+        window_scale: None,
+        max_seg_size: None,
+        sack_permitted: false,
+        sack_ranges: [None; 3],
+        timestamp: Some(TcpTimestampRepr::new(5, 6)),
+        payload: &payload,
+    };
+    let ip = Ipv4Repr {
+        src_addr: src,
+        dst_addr: dst,
+        next_header: IpProtocol::Tcp,
+        payload_len: tcp.buffer_len(),
+        hop_limit: 64,
+    };
+    let eth = EthernetRepr {
+        src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
+        dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
+        ethertype: EthernetProtocol::Ipv4,
+    };
+    let mut buf = vec![0u8; 14 + 20 + tcp.buffer_len()];
+    let mut f = EthernetFrame::new_unchecked(&mut buf);
+    eth.emit(&mut f);
+    let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
+    ip.emit(&mut p, &ChecksumCapabilities::default());
+    let mut t = TcpPacket::new_unchecked(p.payload_mut());
+    tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &tso::offloaded_checksums());
+    buf
+}
+
+/// TSO: a 64 KiB super-segment cut into 1448-byte segments (45 packets),
+/// reported per output packet; and transmit checksum offload on one
+/// 1500-byte frame.
+fn offload_engines(c: &mut Criterion) {
+    let mut group = c.benchmark_group("offload");
+    let big = super_frame(65_160);
+    let packets = tso::segment(&big, 1448).len() as u64;
+    group.throughput(Throughput::Elements(packets));
+    group.bench_function("tso-64KiB-to-mss1448", |b| b.iter(|| black_box(tso::segment(black_box(&big), 1448))));
+    let one = super_frame(1448);
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("tx-checksum-1500B", |b| {
+        b.iter_batched_ref(|| one.clone(), |f| tso::fill_checksums(black_box(f)), BatchSize::SmallInput)
+    });
+    group.finish();
+}
+
+/// The payload pattern a bulk sender writes and its receiver checks, per
+/// 64 KiB write.
+fn payload_pattern(c: &mut Criterion) {
+    let p = Pattern::new(1, 0);
+    let mut buf = vec![0u8; 65_536];
+    let mut group = c.benchmark_group("payload");
+    group.throughput(Throughput::Bytes(buf.len() as u64));
+    group.bench_function("pattern-fill-64KiB", |b| b.iter(|| p.fill(black_box(3), &mut buf)));
+    p.fill(3, &mut buf);
+    group.bench_function("pattern-check-64KiB", |b| b.iter(|| black_box(p.first_mismatch(black_box(3), &buf))));
+    group.finish();
+}
+
+/// The offload command path: 200 one-byte request/response transactions
+/// between two ortiz-p4-400 hosts with the stack on the communication
+/// processor (every socket call is a command, every result a completion),
+/// against the same with offload off; per transaction.
+fn offload_command_path(c: &mut Criterion) {
+    let scenario = |enabled: bool| {
+        format!(
+            r#"
+name = "offload-rr"
+[[hosts]]
+name = "a"
+profile = "ortiz-p4-400"
+offload = {{ enabled = {enabled} }}
+[[hosts]]
+name = "b"
+profile = "ortiz-p4-400"
+offload = {{ enabled = {enabled} }}
+[[links]]
+endpoints = ["a", "b"]
+rate = "1Gbps"
+propagation = "10ns"
+mtu = "9000B"
+[workload.request_response]
+client = "a"
+server = "b"
+request = "1B"
+response = "1B"
+transactions = 200
+"#
+        )
+    };
+    let mut group = c.benchmark_group("offload-command-path");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(200));
+    for enabled in [true, false] {
+        let text = scenario(enabled);
+        run_toml(&text, &RunOptions::default()).expect("scenario runs");
+        let name = if enabled { "rr-1B-offload-on" } else { "rr-1B-offload-off" };
+        group.bench_function(name, |b| b.iter(|| run_toml(&text, &RunOptions::default()).expect("runs")));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, event_queue, cost_model, offload_engines, payload_pattern, offload_command_path);
+criterion_main!(benches);
