@@ -11,8 +11,10 @@
 //!                        ◀─ propagation ◀─ serialiser ◀─ queue ◀─
 //! ```
 
+mod echo;
 mod timed;
 
+pub use echo::{swap_headers, EchoReport, MessageRow, MessageSide, PathMean};
 pub use timed::{CoreReport, MessageReport, NicStats, OffloadStats, TimingReport};
 
 use std::path::Path;
@@ -47,6 +49,8 @@ enum Event {
     NicIrq(usize, u64),
     /// Timed host `0`'s communication processor notices work (offload).
     CommNotice(usize, timed::Notice),
+    /// Echo node `0` returns a frame.
+    Echo(usize, Vec<u8>),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
@@ -93,6 +97,8 @@ pub struct Sim {
     arrived: Vec<u64>,
     /// Called every 65 536 events with how far the run has got.
     pub progress: Option<ProgressHook>,
+    /// The echo node and its turnaround (echo workload).
+    echo: Option<(usize, Dur)>,
 }
 
 /// The hosts' configurations with the workload's own settings applied
@@ -212,7 +218,14 @@ impl Sim {
             probes: Probes::default(),
             arrived: vec![0; n],
             progress: None,
+            echo: None,
         };
+        if let crate::config::WorkloadConfig::Echo(e) = &s.workload {
+            sim.echo = Some((index(&e.server), e.delay.dur()));
+            if let Some(t) = sim.timed[index(&e.client)].as_mut() {
+                t.measure.tx_irq_on_send = true;
+            }
+        }
         for h in 0..n {
             sim.request_poll(h, Time::ZERO);
         }
@@ -326,11 +339,16 @@ impl Sim {
             }
             Event::Arrive(h, frame) => {
                 self.arrived[h] += 1;
+                let Some(frame) = self.echo_arrive(h, frame, now) else { return Ok(()) };
                 if self.timed[h].is_some() {
                     self.nic_arrive(h, frame, now);
                 } else {
                     self.note_deliver(h, frame.len(), now);
-                    self.hosts[h].dev.rx.push_back(frame);
+                    if crate::workload::via::is_via(&frame) {
+                        self.via_deliver(h, &frame, now)?;
+                    } else {
+                        self.hosts[h].dev.rx.push_back(frame);
+                    }
                     self.request_poll(h, now);
                 }
                 Ok(())
@@ -365,6 +383,7 @@ impl Sim {
                 self.on_comm_notice(h, notice, now);
                 Ok(())
             }
+            Event::Echo(h, frame) => self.on_echo(h, frame, now),
         }
     }
 
@@ -439,8 +458,12 @@ impl Sim {
             .map_err(|e| Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
         if self.probes.wants(observer::CALL) {
             let kind = match op {
-                crate::workload::Op::Write { .. } | crate::workload::Op::SendTo { .. } => 0.0,
-                crate::workload::Op::Read { .. } | crate::workload::Op::RecvFrom { .. } => 1.0,
+                crate::workload::Op::Write { .. }
+                | crate::workload::Op::SendTo { .. }
+                | crate::workload::Op::ViaSend { .. } => 0.0,
+                crate::workload::Op::Read { .. }
+                | crate::workload::Op::RecvFrom { .. }
+                | crate::workload::Op::ViaRecv { .. } => 1.0,
                 crate::workload::Op::Close { .. } => 2.0,
                 crate::workload::Op::Connect { .. } => 3.0,
             };
