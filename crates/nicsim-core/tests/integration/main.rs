@@ -16,3 +16,4 @@ mod offload;
 mod replay;
 mod timing;
 mod udp;
+mod won;
