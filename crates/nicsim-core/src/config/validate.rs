@@ -361,7 +361,9 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             if imp.loss > 0.0 || imp.duplicate > 0.0 || imp.reorder > 0.0 || imp.corrupt > 0.0 {
                 return err(
                     "workload.echo",
-                    format!("neither UDP nor this VIA retransmits: the echo workload needs links[{l}] without impairments"),
+                    format!(
+                        "neither UDP nor this VIA retransmits: the echo workload needs links[{l}] without impairments"
+                    ),
                 );
             }
         }

@@ -72,7 +72,9 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn new_checked(buffer: T) -> Result<Self, String> {
         let len = buffer.as_ref().len();
         if len < HEADER_LEN {
-            return Err(format!("a VIA frame of {len} bytes after Ethernet is shorter than its {HEADER_LEN}-byte header"));
+            return Err(format!(
+                "a VIA frame of {len} bytes after Ethernet is shorter than its {HEADER_LEN}-byte header"
+            ));
         }
         Ok(Packet { buffer })
     }

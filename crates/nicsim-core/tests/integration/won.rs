@@ -119,7 +119,10 @@ fn via_send_has_no_copy_and_stays_near_constant_up_to_the_mtu_while_udp_grows_wi
     let (udp_small, udp_big) = (echo("udp", 16), echo("udp", 1400));
     for e in [&via_small, &via_big] {
         let s = &e.messages[0].send;
-        assert_eq!(layer(s, "copy") + layer(s, "syscall") + layer(s, "socket") + layer(s, "ip") + layer(s, "device"), 0);
+        assert_eq!(
+            layer(s, "copy") + layer(s, "syscall") + layer(s, "socket") + layer(s, "ip") + layer(s, "device"),
+            0
+        );
     }
     // Up to the MTU VIA's CPU work per send does not depend on the size:
     // only the DMA grows (zero copy: the NIC reads the registered buffer).
@@ -127,7 +130,8 @@ fn via_send_has_no_copy_and_stays_near_constant_up_to_the_mtu_while_udp_grows_wi
     assert_eq!(cpu(&via_small), cpu(&via_big), "VIA send CPU cycles, 16 B vs 1400 B");
     // UDP's growth is the copy and checksum (charged to the study's IP layer).
     let udp_diff = udp_big.send.total - udp_small.send.total;
-    let copy_diff = |e: &EchoReport| (layer(&e.messages[0].send, "copy") + layer(&e.messages[0].send, "checksum")) as f64;
+    let copy_diff =
+        |e: &EchoReport| (layer(&e.messages[0].send, "copy") + layer(&e.messages[0].send, "checksum")) as f64;
     assert!(copy_diff(&udp_big) - copy_diff(&udp_small) > 0.5 * udp_diff, "UDP grows mostly by copy/checksum");
     assert!(udp_diff > 3.0 * (via_big.send.total - via_small.send.total));
     assert!(udp_big.send.study["ip"] > udp_small.send.study["ip"]);
@@ -172,7 +176,8 @@ fn echo_input_errors_name_the_field() {
     assert_eq!(e.path, "workload.echo.protocol");
     let e = config_error(&scenario("udp", 100, 0, ""));
     assert_eq!(e.path, "workload.echo.messages");
-    let with_profile = scenario("udp", 100, 3, "").replace("name = \"b\"\n", "name = \"b\"\nprofile = \"won-simos-mips\"\n");
+    let with_profile =
+        scenario("udp", 100, 3, "").replace("name = \"b\"\n", "name = \"b\"\nprofile = \"won-simos-mips\"\n");
     let e = config_error(&with_profile);
     assert_eq!(e.path, "hosts[1].profile");
     let e = config_error(&scenario("udp", 100, 3, "").replace("messages = 3", "messages = 3\ndelay = \"0s\""));
