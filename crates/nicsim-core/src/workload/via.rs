@@ -539,16 +539,14 @@ mod tests {
         let carried: u64 = frames.iter().map(|f| frame_info(f).unwrap().payload).sum();
         assert_eq!(carried, 4000);
         for f in &frames {
-            // What the echo node does: swap the addresses.
-            let mut f = f.clone();
-            let mut eth = EthernetFrame::new_unchecked(&mut f[..]);
-            let (s, d) = (eth.src_addr(), eth.dst_addr());
-            eth.set_src_addr(d);
-            eth.set_dst_addr(s);
-            rx.deliver(&f).unwrap();
+            rx.deliver(f).unwrap();
         }
         assert_eq!(rx.ready.take().unwrap(), data);
-        assert!(rx.deliver(&frames[0]).is_err(), "a frame to another MAC is refused");
+        // What the echo node does: swap the addresses. The frame now goes
+        // back to A, so B's VI refuses it.
+        let mut back = frames[0].clone();
+        crate::sim::swap_headers(&mut back);
+        assert!(rx.deliver(&back).is_err(), "a frame to another MAC is refused");
     }
 
     #[test]
