@@ -178,6 +178,8 @@ pub struct Report {
     pub bulk_flows: Option<Vec<BulkFlowRow>>,
     /// NetPIPE's measurements, one per block size (NetPIPE workloads).
     pub netpipe: Option<Vec<crate::workload::netpipe::NetpipePoint>>,
+    /// Per-message send and receive cycles by layer (echo workload).
+    pub echo: Option<crate::sim::EchoReport>,
     /// Trace files written (names inside the pcap directory).
     pub pcaps: Vec<String>,
 }
@@ -371,6 +373,13 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
                 rr = rr_stats(&client.latencies, duration);
             }
         }
+        WorkloadConfig::Echo(e) => {
+            if let App::Echo(client) = &sim.apps[host(sim, &e.client)] {
+                let first = client.first.expect("started");
+                duration = client.last.expect("finished").since(first);
+                rr = rr_stats(&client.latencies, duration);
+            }
+        }
         WorkloadConfig::UdpRr(r) => {
             if let App::UdpRr(client) = &sim.apps[host(sim, &r.client)] {
                 let first = client.first.expect("started");
@@ -494,6 +503,10 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
         flows,
         bulk_flows,
         netpipe,
+        echo: match &s.workload {
+            WorkloadConfig::Echo(e) => sim.echo_report(e),
+            _ => None,
+        },
         pcaps: pcaps
             .iter()
             .map(|p| std::path::Path::new(p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default())
@@ -605,6 +618,7 @@ fn workload_peer<'a>(w: &'a WorkloadConfig, me: &str) -> &'a str {
             other(&r.client, &r.server)
         }
         WorkloadConfig::Netpipe(n) => other(&n.client, &n.server),
+        WorkloadConfig::Echo(e) => other(&e.client, &e.server),
         WorkloadConfig::UdpStream(u) => other(&u.from, &u.to),
         WorkloadConfig::PcapReplay(p) => other(&p.from, &p.to),
         // Receivers know their upstream node; name the image's source.

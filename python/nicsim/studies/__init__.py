@@ -7,5 +7,6 @@ from __future__ import annotations
 
 STUDIES = {
     "ortiz": "nicsim.studies.ortiz",
+    "won": "nicsim.studies.won",
 }
 """Study short name -> module with ``reproduce(out, results, executor)``."""

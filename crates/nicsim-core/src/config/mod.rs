@@ -343,6 +343,10 @@ pub enum WorkloadConfig {
     /// Page faults of a distributed shared memory: nodes request pages from
     /// their home node, one at a time each.
     Dsm(DsmConfig),
+    /// Messages to an echo node, one at a time, over UDP sockets or VIA
+    /// (user-level messaging); per-message send and receive cycles by layer
+    /// (the Won study).
+    Echo(EchoConfig),
 }
 
 /// A page-based distributed shared memory's traffic.
@@ -366,6 +370,48 @@ pub struct DsmConfig {
     #[serde(default)]
     pub think: Duration,
     /// Home's port for the first node (node `i` uses `port + i`).
+    #[serde(default = "default_port")]
+    pub port: u16,
+}
+
+/// The transport of an echo workload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageProtocol {
+    /// Kernel UDP/IP sockets (`sendto`, `recvfrom`).
+    #[default]
+    Udp,
+    /// VIA-style user-level messaging (`VipPostSend`, `VipPostRecv`) in its
+    /// own Ethernet frames (EtherType 0x88B5).
+    Via,
+}
+
+/// Messages to an echo node that swaps the headers of every frame and
+/// returns it: the measured host never uses loopback.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EchoConfig {
+    /// The measured host.
+    pub client: String,
+    /// The echo node (an ideal host: it swaps headers at no cost).
+    pub server: String,
+    /// `udp` or `via`.
+    #[serde(default)]
+    pub protocol: MessageProtocol,
+    /// Message size (1B to 65507B for UDP, 1B to 64KiB for VIA).
+    #[serde(default = "default_message")]
+    pub size: Size,
+    /// Messages measured.
+    #[serde(default = "default_messages")]
+    pub messages: u64,
+    /// Messages sent first and left out of the measurement (ARP, cold start).
+    #[serde(default = "default_warmup")]
+    pub warmup: u64,
+    /// The echo node's turnaround per frame; long enough that a send has
+    /// completed before its echo arrives, so sends and receives are measured apart.
+    #[serde(default = "default_echo_delay")]
+    pub delay: Duration,
+    /// UDP port of the echo node (UDP only).
     #[serde(default = "default_port")]
     pub port: u16,
 }
@@ -394,6 +440,19 @@ pub struct DollyConfig {
     /// TCP port every node listens on.
     #[serde(default = "default_port")]
     pub port: u16,
+}
+
+fn default_message() -> Size {
+    Size(256)
+}
+fn default_messages() -> u64 {
+    20
+}
+fn default_warmup() -> u64 {
+    2
+}
+fn default_echo_delay() -> Duration {
+    Duration(1_000_000_000)
 }
 
 /// Replay of a pcap file as UDP traffic.

@@ -459,6 +459,46 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                 return err("workload.udp_rr.port", "must be 1 to 65535");
             }
         }
+        WorkloadConfig::Echo(e) => {
+            pair_ok("echo", ("client", &e.client), ("server", &e.server))?;
+            let max = match e.protocol {
+                super::MessageProtocol::Udp => 65_507,
+                super::MessageProtocol::Via => crate::workload::via::MAX_MESSAGE,
+            };
+            if !(1..=max).contains(&e.size.0) {
+                return err("workload.echo.size", format!("must be 1B to {max}B for {:?}, got {}", e.protocol, e.size));
+            }
+            if !(1..=1_000_000).contains(&e.messages) {
+                return err("workload.echo.messages", format!("must be 1 to 1000000, got {}", e.messages));
+            }
+            if e.warmup > 1_000_000 {
+                return err("workload.echo.warmup", format!("must be at most 1000000, got {}", e.warmup));
+            }
+            if e.delay.0 == 0 {
+                return err("workload.echo.delay", "must be above zero");
+            }
+            at_most("workload.echo.delay", Some(e.delay), PS_PER_S, "1s")?;
+            if e.port == 0 {
+                return err("workload.echo.port", "must be 1 to 65535");
+            }
+            let server = s.hosts.iter().position(|h| h.name == e.server).expect("checked above");
+            if s.hosts[server].profile.is_some() {
+                return err(
+                    format!("hosts[{server}].profile"),
+                    format!("\"{}\" is the echo node of workload.echo, which is ideal: remove its profile", e.server),
+                );
+            }
+            let l = s.links.iter().position(|l| l.endpoints.contains(&e.client)).expect("checked above");
+            let imp = &s.links[l].impairments;
+            if imp.loss > 0.0 || imp.duplicate > 0.0 || imp.reorder > 0.0 || imp.corrupt > 0.0 {
+                return err(
+                    "workload.echo",
+                    format!(
+                        "neither UDP nor this VIA retransmits: the echo workload needs links[{l}] without impairments"
+                    ),
+                );
+            }
+        }
         WorkloadConfig::Netpipe(n) => {
             pair_ok("netpipe", ("client", &n.client), ("server", &n.server))?;
             if !(1..=MAX_BUFFER).contains(&n.lower.0) {

@@ -55,11 +55,18 @@ pub enum Layer {
     MemoryStall,
     /// Offload interface: commands to and completions from a communication processor.
     Command,
+    /// VIA user-level library: descriptors, work queues, doorbell, completion queues.
+    ViaLibrary,
+    /// VIA transport: address translation per page, fragmentation and defragmentation.
+    ViaTransport,
+    /// DMA of a message's frames, in CPU cycles of its duration (per-message
+    /// breakdowns only: no core runs it).
+    Dma,
 }
 
 impl Layer {
     /// Every layer, in report order.
-    pub const ALL: [Layer; 15] = [
+    pub const ALL: [Layer; 18] = [
         Layer::App,
         Layer::Syscall,
         Layer::Socket,
@@ -75,6 +82,9 @@ impl Layer {
         Layer::Coalesce,
         Layer::MemoryStall,
         Layer::Command,
+        Layer::ViaLibrary,
+        Layer::ViaTransport,
+        Layer::Dma,
     ];
 
     /// Position in [`Layer::ALL`].
@@ -100,6 +110,9 @@ impl Layer {
             Layer::Coalesce => "coalesce",
             Layer::MemoryStall => "memory_stall",
             Layer::Command => "command",
+            Layer::ViaLibrary => "via_library",
+            Layer::ViaTransport => "via_transport",
+            Layer::Dma => "dma",
         }
     }
 }

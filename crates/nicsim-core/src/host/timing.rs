@@ -308,6 +308,29 @@ pub struct StackCosts {
     /// Interrupt handler body (entry and exit are in `cpu`), per interrupt.
     #[serde(default)]
     pub interrupt: Cost,
+    /// VIA library, `VipPostSend`: build the descriptor in registered
+    /// memory, queue it on the send queue, ring the doorbell, per call.
+    #[serde(default)]
+    pub via_post_send: Cost,
+    /// VIA library, receive: take the completion off the receive completion
+    /// queue and post the next receive descriptor, per message.
+    #[serde(default)]
+    pub via_post_recv: Cost,
+    /// VIA transport, send: fetch the descriptor, build the VIA header of a
+    /// fragment (fragmentation to the MTU), per frame.
+    #[serde(default)]
+    pub via_tx: Cost,
+    /// VIA transport, receive: demultiplex a frame to its VI and check its
+    /// sequence, per frame.
+    #[serde(default)]
+    pub via_rx: Cost,
+    /// VIA transport: virtual-to-physical translation of one page of
+    /// registered memory, per page a frame touches.
+    #[serde(default)]
+    pub via_translate: Cost,
+    /// VIA transport: defragmentation, per frame of a message of more than one frame.
+    #[serde(default)]
+    pub via_defrag: Cost,
 }
 
 /// What the NIC does when its receive FIFO is full.

@@ -16,8 +16,10 @@
 //! on the link towards its destination MAC address (broadcasts on every other
 //! link). Nodes are numbered hosts first, then switches.
 
+mod echo;
 mod timed;
 
+pub use echo::{swap_headers, EchoReport, MessageRow, MessageSide, PathMean};
 pub use timed::{CoreReport, MessageReport, NicStats, OffloadStats, TimingReport};
 
 use std::path::Path;
@@ -55,6 +57,8 @@ enum Event {
     /// A frame has arrived whole at switch `0` through its port `1` and is
     /// ready to be forwarded.
     Forward(usize, usize, Vec<u8>),
+    /// Echo node `0` returns a frame.
+    Echo(usize, Vec<u8>),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
@@ -134,6 +138,8 @@ pub struct Sim {
     switched_in: Vec<u64>,
     /// Called every 65 536 events with how far the run has got.
     pub progress: Option<ProgressHook>,
+    /// The echo node and its turnaround (echo workload).
+    echo: Option<(usize, Dur)>,
 }
 
 /// The hosts' configurations with the workload's own settings applied
@@ -269,7 +275,14 @@ impl Sim {
             arrived: vec![0; n],
             switched_in: vec![0; 2 * s.links.len()],
             progress: None,
+            echo: None,
         };
+        if let crate::config::WorkloadConfig::Echo(e) = &s.workload {
+            sim.echo = Some((index(&e.server), e.delay.dur()));
+            if let Some(t) = sim.timed[index(&e.client)].as_mut() {
+                t.measure.tx_irq_on_send = true;
+            }
+        }
         for h in 0..n {
             sim.request_poll(h, Time::ZERO);
         }
@@ -408,11 +421,16 @@ impl Sim {
             }
             Event::Arrive(h, frame) => {
                 self.arrived[h] += 1;
+                let Some(frame) = self.echo_arrive(h, frame, now) else { return Ok(()) };
                 if self.timed[h].is_some() {
                     self.nic_arrive(h, frame, now);
                 } else {
                     self.note_deliver(h, frame.len(), now);
-                    self.hosts[h].dev.rx.push_back(frame);
+                    if crate::workload::via::is_via(&frame) {
+                        self.via_deliver(h, &frame, now)?;
+                    } else {
+                        self.hosts[h].dev.rx.push_back(frame);
+                    }
                     self.request_poll(h, now);
                 }
                 Ok(())
@@ -458,6 +476,7 @@ impl Sim {
                 Ok(())
             }
             Event::Forward(w, port, frame) => self.forward(w, port, frame, now),
+            Event::Echo(h, frame) => self.on_echo(h, frame, now),
         }
     }
 
@@ -578,8 +597,12 @@ impl Sim {
             .map_err(|e| Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
         if self.probes.wants(observer::CALL) {
             let kind = match op {
-                crate::workload::Op::Write { .. } | crate::workload::Op::SendTo { .. } => 0.0,
-                crate::workload::Op::Read { .. } | crate::workload::Op::RecvFrom { .. } => 1.0,
+                crate::workload::Op::Write { .. }
+                | crate::workload::Op::SendTo { .. }
+                | crate::workload::Op::ViaSend { .. } => 0.0,
+                crate::workload::Op::Read { .. }
+                | crate::workload::Op::RecvFrom { .. }
+                | crate::workload::Op::ViaRecv { .. } => 1.0,
                 crate::workload::Op::Close { .. } => 2.0,
                 crate::workload::Op::Connect { .. } => 3.0,
             };

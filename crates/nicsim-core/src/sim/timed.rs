@@ -132,7 +132,7 @@ pub(super) struct Timed {
     pub(super) bus: Bus,
     pub(super) nic: Nic,
     memory_free_at: Time,
-    app_busy: bool,
+    pub(super) app_busy: bool,
     tx_jobs: usize,
     /// Number of the next frame the stack emits, and of the next to post.
     tx_emitted: u64,
@@ -151,6 +151,8 @@ pub(super) struct Timed {
     completion_pending: bool,
     /// Offload counters.
     pub(super) offload: OffloadStats,
+    /// Per-message DMA, spans and frames (the echo workload's measurement).
+    pub(super) measure: super::echo::Measure,
 }
 
 /// Counters of the offload interface.
@@ -187,6 +189,7 @@ impl Timed {
             commands: 0,
             completion_pending: false,
             offload: OffloadStats::default(),
+            measure: Default::default(),
         }
     }
 
@@ -246,6 +249,14 @@ impl Timed {
     fn ring_free(&self) -> bool {
         self.nic.tx_used < self.timing.nic.tx_ring
     }
+
+    /// A frame's DMA from `from` to `to`, for message `msg` (if any) on `path`.
+    fn note_dma(&mut self, msg: Option<u64>, path: Path, from: Time, to: Time) {
+        if let Some(m) = msg {
+            let cycles = super::echo::dma_cycles(self.timing.cpu.clock.0, to.since(from));
+            self.measure.dma(m, path, from, to, cycles);
+        }
+    }
 }
 
 /// Where a CPU job runs.
@@ -276,11 +287,16 @@ struct Shape {
     /// Application bytes (TCP/UDP payload) in this frame.
     data: u64,
     frag: Frag,
+    /// A VIA frame (not IP).
+    via: Option<crate::workload::via::FrameInfo>,
 }
 
 fn shape(frame: &[u8]) -> Shape {
     use smoltcp::wire::TcpPacket;
-    let none = Shape { proto: None, payload: 0, data: 0, frag: Frag::Whole };
+    let none = Shape { proto: None, payload: 0, data: 0, frag: Frag::Whole, via: None };
+    if let Some(v) = crate::workload::via::frame_info(frame) {
+        return Shape { payload: v.payload, data: v.payload, via: Some(v), ..none };
+    }
     let Ok(eth) = EthernetFrame::new_checked(frame) else { return none };
     if eth.ethertype() != EthernetProtocol::Ipv4 {
         return none;
@@ -297,13 +313,16 @@ fn shape(frame: &[u8]) -> Shape {
         (IpProtocol::Udp, Frag::Whole | Frag::First) => payload.saturating_sub(8),
         _ => payload,
     };
-    Shape { proto: Some(ip.next_header()), payload, data, frag }
+    Shape { proto: Some(ip.next_header()), payload, data, frag, via: None }
 }
 
 impl Timed {
     /// Send-path pieces of a frame: transport (once per datagram), software
     /// checksum, IP (and fragmentation per fragment), device, driver.
     fn tx_pieces(&self, s: Shape, core: usize) -> Vec<(Layer, u64)> {
+        if let Some(v) = s.via {
+            return self.via_tx_pieces(v, core);
+        }
         let c = &self.timing.costs;
         let cy = |cost| self.timing.cycles_on(core, cost);
         let mut pieces = Vec::with_capacity(6);
@@ -332,6 +351,9 @@ impl Timed {
     /// defragmentation per fragment), checksum, transport (once per datagram,
     /// when its last fragment completes it).
     fn rx_pieces(&self, s: Shape, core: usize) -> Vec<(Layer, u64)> {
+        if let Some(v) = s.via {
+            return self.via_rx_pieces(v, core);
+        }
         let c = &self.timing.costs;
         let cy = |cost| self.timing.cycles_on(core, cost);
         let mut pieces = vec![(Layer::Driver, cy(c.driver_rx)), (Layer::Device, cy(c.device_rx))];
@@ -367,7 +389,10 @@ impl Sim {
     }
 
     /// Submit `job` to core `core` of host `h`.
-    fn submit(&mut self, h: usize, core: usize, now: Time, job: Job<Next>) {
+    pub(super) fn submit(&mut self, h: usize, core: usize, now: Time, job: Job<Next>) {
+        if let (Some(m), true) = (job.msg, job.total() > 0) {
+            self.timed(h).measure.touch(m, job.path, now, now);
+        }
         if let Some(w) = self.timed(h).cores[core].submit(now, job) {
             self.sched.at(w.at, Priority::DEVICE, Event::CpuDone(h, core, w.generation));
         }
@@ -398,6 +423,9 @@ impl Sim {
             let row = t.per_msg.entry((m, job.path)).or_insert([0; LAYERS]);
             for (r, c) in row.iter_mut().zip(charged) {
                 *r += c;
+            }
+            if job.total() > 0 {
+                t.measure.touch(m, job.path, now, now);
             }
         }
         match job.then {
@@ -457,7 +485,11 @@ impl Sim {
             }
             Next::RxDeliver(frame) => {
                 self.note_deliver(h, frame.len(), now);
-                self.hosts[h].dev.rx.push_back(frame);
+                if crate::workload::via::is_via(&frame) {
+                    self.via_deliver(h, &frame, now)?;
+                } else {
+                    self.hosts[h].dev.rx.push_back(frame);
+                }
                 let ctx = self.irq_ctx(h);
                 self.timed_poll(h, now, ctx, true);
             }
@@ -614,6 +646,10 @@ impl Sim {
             return;
         }
         let Some(op) = self.apps[h].next_op(now, &mut self.hosts[h]) else { return };
+        if matches!(op, Op::ViaSend { .. } | Op::ViaRecv { .. }) {
+            self.via_call(h, op, now);
+            return;
+        }
         let msg = self.apps[h].current_msg();
         let t = self.timed(h);
         t.app_busy = true;
@@ -636,7 +672,7 @@ impl Sim {
             Op::Write { .. } | Op::SendTo { .. } => (c.socket_send, op.bytes() <= t.timing.memory.cache_size.0 / 2),
             // Received data arrived by DMA: it is never in the cache.
             Op::Read { .. } | Op::RecvFrom { .. } => (c.socket_recv, false),
-            Op::Close { .. } | Op::Connect { .. } => (c.socket_send, true),
+            Op::Close { .. } | Op::Connect { .. } | Op::ViaSend { .. } | Op::ViaRecv { .. } => (c.socket_send, true),
         };
         pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
         pieces.push((Layer::Socket, t.timing.cycles(socket)));
@@ -659,7 +695,7 @@ impl Sim {
         let path = match op {
             Op::Write { .. } | Op::SendTo { .. } => Path::Send,
             Op::Read { .. } | Op::RecvFrom { .. } => Path::Receive,
-            Op::Close { .. } | Op::Connect { .. } => Path::Other,
+            Op::Close { .. } | Op::Connect { .. } | Op::ViaSend { .. } | Op::ViaRecv { .. } => Path::Other,
         };
         let job = Job::new(Class::Task, pieces, Next::AppOp(op)).for_msg(msg).on(path);
         self.submit(h, core, now, job);
@@ -667,6 +703,7 @@ impl Sim {
 
     /// Post sent-path frames to the NIC: fetch descriptor, DMA the frame.
     pub(super) fn nic_tx_kick(&mut self, h: usize, now: Time) {
+        let msg = self.apps[h].current_msg();
         let Port { link: l, end: d } = self.ports[h];
         let room = self.links[l].chans[d].free_slots();
         let t = self.timed(h);
@@ -683,7 +720,9 @@ impl Sim {
             return;
         }
         let len = frame.bytes.len() as u64;
+        let path = if shape(&frame.bytes).data > 0 { Path::Send } else { Path::Receive };
         let done = t.dma(now, BusOp::DeviceRead, len);
+        t.note_dma(msg, path, now, done);
         t.nic.tx_dma_busy = true;
         self.sched.at(done, Priority::WIRE, Event::NicTxDma(h));
     }
@@ -757,6 +796,7 @@ impl Sim {
 
     /// Start the next receive DMA if a frame waits and a buffer is posted.
     fn nic_rx_kick(&mut self, h: usize, now: Time) {
+        let msg = self.apps[h].current_msg();
         let t = self.timed(h);
         if t.nic.rx_dma_busy || t.nic.rx_posted == 0 {
             return;
@@ -764,6 +804,7 @@ impl Sim {
         let Some(frame) = t.nic.rx_fifo.front() else { return };
         let len = frame.len() as u64;
         let done = t.dma(now, BusOp::DeviceWrite, len);
+        t.note_dma(msg, Path::Receive, now, done);
         t.nic.rx_posted -= 1;
         t.nic.rx_dma_busy = true;
         self.sched.at(done, Priority::WIRE, Event::NicRxDma(h));
@@ -894,7 +935,9 @@ impl Sim {
             (Layer::Interrupt, t.timing.cycles_on(core, t.timing.costs.interrupt)),
             (Layer::Interrupt, cpu.interrupt_exit),
         ];
-        let job = Job::new(Class::Irq, pieces, Next::IrqDone).for_msg(msg).on(Path::Receive);
+        let t = self.timed(h);
+        let path = if t.measure.tx_irq_on_send && t.nic.rx_done.is_empty() { Path::Send } else { Path::Receive };
+        let job = Job::new(Class::Irq, pieces, Next::IrqDone).for_msg(msg).on(path);
         self.submit(h, core, now, job);
     }
 

@@ -21,6 +21,7 @@ pub mod netpipe;
 pub mod pattern;
 pub mod replay;
 pub mod udp;
+pub mod via;
 
 use smoltcp::iface::SocketHandle;
 use smoltcp::socket::tcp;
@@ -119,6 +120,17 @@ pub enum Op {
         /// Payload bytes.
         bytes: u64,
     },
+    /// VIA `VipPostSend`: send a message of `bytes` from registered memory.
+    ViaSend {
+        /// Message bytes.
+        bytes: u64,
+    },
+    /// VIA receive: take a completed message of `bytes` off the receive
+    /// completion queue and post the next receive descriptor.
+    ViaRecv {
+        /// Message bytes.
+        bytes: u64,
+    },
 }
 
 impl Op {
@@ -128,7 +140,9 @@ impl Op {
             Op::Write { bytes, .. }
             | Op::Read { bytes, .. }
             | Op::SendTo { bytes, .. }
-            | Op::RecvFrom { bytes, .. } => bytes,
+            | Op::RecvFrom { bytes, .. }
+            | Op::ViaSend { bytes }
+            | Op::ViaRecv { bytes } => bytes,
             Op::Close { .. } | Op::Connect { .. } => 0,
         }
     }
@@ -251,6 +265,8 @@ pub enum App {
     Multi(Multi),
     /// A Dolly node between the first and the last of the chain.
     Relay(dolly::Relay),
+    /// The measured host of the echo workload (UDP or VIA).
+    Echo(Box<via::EchoClient>),
 }
 
 /// Several applications on one host, each on its own sockets. Like one
@@ -397,6 +413,21 @@ pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> 
             let (client, server) = udp::rr_pair(a, b, peer, seed, u.request.0, u.response.0, u.transactions);
             apps[c] = App::UdpRr(client);
             apps[s] = App::UdpRr(server);
+        }
+        WorkloadConfig::Echo(e) => {
+            let (c, s) = (host_index(hosts, &e.client), host_index(hosts, &e.server));
+            let io = match e.protocol {
+                crate::config::MessageProtocol::Udp => {
+                    let (a, _, peer) = open_udp(hosts, c, s, e.port);
+                    via::Io::Udp(a, peer)
+                }
+                crate::config::MessageProtocol::Via => {
+                    let vi = via::Vi::new(1, hosts[c].mac, hosts[s].mac, hosts[c].ip_mtu(), e.size.0);
+                    via::Io::Via(Box::new(vi))
+                }
+            };
+            let total = e.warmup + e.messages;
+            apps[c] = App::Echo(Box::new(via::EchoClient::new(io, seed, e.size.0, total, e.warmup)));
         }
         WorkloadConfig::TcpCrr(r) => {
             let (c, s) = (host_index(hosts, &r.client), host_index(hosts, &r.server));
@@ -655,6 +686,7 @@ impl App {
             App::CrrClient(c) => c.next_op(now, host),
             App::CrrServer(s) => s.next_op(host),
             App::Relay(r) => r.next_op(now, host),
+            App::Echo(e) => e.next_op(now, host),
             App::Multi(m) => {
                 let n = m.members.len();
                 for k in 0..n {
@@ -701,11 +733,12 @@ impl App {
             App::CrrServer(s) => return s.perform(op, host),
             App::Multi(m) => return m.members[m.last].perform(op, now, host),
             App::Relay(r) => return r.perform(op, now, host),
+            App::Echo(e) => return e.perform(op, now, host),
             _ => {}
         }
         let sock = match op {
             Op::Write { sock, .. } | Op::Read { sock, .. } | Op::Close { sock } => sock,
-            Op::SendTo { .. } | Op::RecvFrom { .. } | Op::Connect { .. } => {
+            Op::SendTo { .. } | Op::RecvFrom { .. } | Op::Connect { .. } | Op::ViaSend { .. } | Op::ViaRecv { .. } => {
                 unreachable!("UDP calls and connects are made by other applications")
             }
         };
@@ -770,6 +803,7 @@ impl App {
             App::RrServer(s) => Some(s.sent / s.response),
             App::CrrClient(c) => Some(c.current_msg()),
             App::CrrServer(s) => Some(s.current_msg()),
+            App::Echo(e) => Some(e.current_msg()),
             App::Multi(m) if !m.msgs => None,
             App::Multi(m) => m.members.iter().find_map(App::current_msg),
             _ => None,
@@ -801,6 +835,7 @@ impl App {
             App::UdpRr(e) => e.progress(),
             App::BulkRx(r) => Some((r.check.received, r.total)),
             App::UdpTx(s) => Some(s.progress()),
+            App::Echo(e) => Some(e.progress()),
             App::Multi(m) => {
                 let parts: Vec<_> = m.members.iter().filter_map(App::progress).collect();
                 (!parts.is_empty()).then(|| {
@@ -822,6 +857,7 @@ impl App {
             App::Multi(m) => m.members.iter().all(|a| a.is_done(now)),
             App::UdpRx(r) => r.is_done(now),
             App::UdpRr(e) => e.is_done(),
+            App::Echo(e) => e.is_done(),
             App::NpClient(c) => c.is_done(),
             App::BulkRx(r) => r.done,
             App::RrClient(c) => c.completed == c.transactions,
@@ -844,6 +880,7 @@ impl App {
             App::CrrServer(s) => vec![s.report(peer, me)],
             App::Multi(m) => m.members.iter().flat_map(|a| a.flows(peer, me, hosts)).collect(),
             App::Relay(r) => vec![r.check.report(&hosts[r.from].name, me)],
+            App::Echo(e) => vec![e.report(peer, me)],
             App::Idle | App::BulkTx(_) | App::UdpTx(_) => Vec::new(),
         }
     }

@@ -408,7 +408,7 @@ impl NpClient {
                 host.sockets.get_mut::<tcp::Socket>(sock).close();
                 self.closed = true;
             }
-            Op::Connect { .. } => unreachable!("NetPIPE makes no {op:?}"),
+            Op::Connect { .. } | Op::ViaSend { .. } | Op::ViaRecv { .. } => unreachable!("NetPIPE makes no {op:?}"),
         }
         Ok(())
     }
@@ -560,7 +560,7 @@ impl NpServer {
                 host.sockets.get_mut::<tcp::Socket>(sock).close();
                 self.closed = true;
             }
-            Op::Connect { .. } => unreachable!("NetPIPE makes no {op:?}"),
+            Op::Connect { .. } | Op::ViaSend { .. } | Op::ViaRecv { .. } => unreachable!("NetPIPE makes no {op:?}"),
         }
         Ok(())
     }

@@ -19,3 +19,4 @@ mod replay;
 mod switch;
 mod timing;
 mod udp;
+mod won;

@@ -1,0 +1,418 @@
+//! The echo workload on the simulator: the echo node, VIA's datapath on a
+//! timed host, and the per-message measurement of the Won study.
+//!
+//! ```text
+//!  client (timed)  ── frames ──▶  echo node: swap MAC (and IP, UDP port) addresses,
+//!                  ◀── frames ──  return each frame after `delay`
+//! ```
+//!
+//! **Echo node.** An ideal host that returns every IPv4 or VIA frame with
+//! source and destination swapped (Ethernet; IPv4 addresses; UDP ports in a
+//! datagram's first fragment). Swapping leaves every checksum valid (a
+//! ones'-complement sum does not depend on the order of its terms). Other
+//! frames (ARP) go to its stack, which answers them.
+//!
+//! **VIA on a timed host.** `VipPostSend` runs the VI library on the
+//! application core (descriptor, send queue, doorbell: an MMIO write over
+//! the bus), then the transport and driver per frame (translation of each
+//! page the fragment touches, fragmentation, DMA set-up) in the same call,
+//! then the frames take the NIC's TX ring, DMA and the link like any other.
+//! On receive, after DMA and the interrupt, the driver and the transport
+//! (demultiplexing, translation, defragmentation, the copy from the driver's
+//! buffer into the registered receive buffer) run per frame; the
+//! application, polling its receive completion queue, takes the message
+//! (VI library). No socket, no IP, no device layer, no system call.
+//!
+//! **Measurement.** Per message and path: the cycles of every job tagged
+//! with it, by layer (see [`super::timed`]), plus DMA: the duration of each
+//! of its frames' DMA in CPU cycles. Send: from the call until the driver
+//! has reclaimed the last frame after the NIC sent it (the send completion;
+//! the transmit interrupt belongs to the send path). Receive: from the first
+//! frame's arrival at the NIC until the receive call returns. Besides the
+//! cycles, the elapsed cycles of each span are kept: where nothing overlaps
+//! (one frame) they equal the sum of the layers.
+
+use std::collections::BTreeMap;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use super::{Event, Port, Sim};
+use crate::bus::BusOp;
+use crate::config::{EchoConfig, MessageProtocol};
+use crate::engine::{Dur, Priority, Time};
+use crate::host::cpu::{Breakdown, Class, Job, Layer, Path, LAYERS};
+use crate::workload::{via, App, Op};
+
+/// Per-message DMA cycles, spans and frame counts of a timed host.
+#[derive(Debug, Default)]
+pub(super) struct Measure {
+    /// DMA cycles per (message, path).
+    dma: BTreeMap<(u64, Path), u64>,
+    /// Frames DMA'd per (message, path).
+    frames: BTreeMap<(u64, Path), u64>,
+    /// First and last activity per (message, path).
+    spans: BTreeMap<(u64, Path), (Time, Time)>,
+    /// A transmit-only interrupt serves the send path (echo workload).
+    pub(super) tx_irq_on_send: bool,
+}
+
+impl Measure {
+    /// Activity of (`msg`, `path`) from `from` to `to`.
+    pub(super) fn touch(&mut self, msg: u64, path: Path, from: Time, to: Time) {
+        let span = self.spans.entry((msg, path)).or_insert((from, to));
+        span.0 = span.0.min(from);
+        span.1 = span.1.max(to);
+    }
+
+    /// A DMA of one frame of (`msg`, `path`) from `from` to `to`, `cycles` long.
+    pub(super) fn dma(&mut self, msg: u64, path: Path, from: Time, to: Time, cycles: u64) {
+        *self.dma.entry((msg, path)).or_default() += cycles;
+        *self.frames.entry((msg, path)).or_default() += 1;
+        self.touch(msg, path, from, to);
+    }
+}
+
+/// Whether `frame` is one the echo node returns (IPv4 or VIA).
+fn echoed(frame: &[u8]) -> bool {
+    use smoltcp::wire::{EthernetFrame, EthernetProtocol};
+    EthernetFrame::new_checked(frame).is_ok_and(|e| e.ethertype() == EthernetProtocol::Ipv4) || via::is_via(frame)
+}
+
+/// Swap the frame's source and destination: MACs, and for IPv4 the
+/// addresses and (in a UDP datagram's first fragment) the ports.
+pub fn swap_headers(frame: &mut [u8]) {
+    use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, UdpPacket};
+    let Ok(mut eth) = EthernetFrame::new_checked(&mut *frame) else { return };
+    let (src, dst) = (eth.src_addr(), eth.dst_addr());
+    eth.set_src_addr(dst);
+    eth.set_dst_addr(src);
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return;
+    }
+    let Ok(mut ip) = Ipv4Packet::new_checked(eth.payload_mut()) else { return };
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    ip.set_src_addr(dst);
+    ip.set_dst_addr(src);
+    // A first fragment holds only part of the datagram its UDP length
+    // counts, so the header is read unchecked once it is there.
+    if ip.next_header() == IpProtocol::Udp && ip.frag_offset() == 0 && ip.payload_mut().len() >= 8 {
+        let mut udp = UdpPacket::new_unchecked(ip.payload_mut());
+        let (s, d) = (udp.src_port(), udp.dst_port());
+        udp.set_src_port(d);
+        udp.set_dst_port(s);
+    }
+}
+
+impl super::timed::Timed {
+    /// Send-path pieces of a VIA frame: transport (fragment header, one
+    /// translation per page) and driver (DMA set-up).
+    pub(super) fn via_tx_pieces(&self, v: via::FrameInfo, core: usize) -> Vec<(Layer, u64)> {
+        let c = &self.timing.costs;
+        let cy = |cost| self.timing.cycles_on(core, cost);
+        let transport = cy(c.via_tx) + v.pages * cy(c.via_translate);
+        vec![(Layer::ViaTransport, transport), (Layer::Driver, cy(c.driver_tx))]
+    }
+
+    /// Receive-path pieces of a VIA frame: driver, transport (demultiplex,
+    /// translate, defragment), the copy into the registered buffer.
+    pub(super) fn via_rx_pieces(&self, v: via::FrameInfo, core: usize) -> Vec<(Layer, u64)> {
+        let c = &self.timing.costs;
+        let cy = |cost| self.timing.cycles_on(core, cost);
+        let mut transport = cy(c.via_rx) + v.pages * cy(c.via_translate);
+        if v.fragmented {
+            transport += cy(c.via_defrag);
+        }
+        // The data came by DMA: it is not in the cache.
+        let copy = self.timing.copy_cycles(v.payload, false);
+        vec![(Layer::Driver, cy(c.driver_rx)), (Layer::ViaTransport, transport), (Layer::Copy, copy)]
+    }
+}
+
+impl Sim {
+    /// Frame `frame` reached host `h`: if `h` is the echo node and the frame
+    /// is IPv4 or VIA, return it after the echo delay. Returns the frame if
+    /// it is not for the echo.
+    pub(super) fn echo_arrive(&mut self, h: usize, mut frame: Vec<u8>, now: Time) -> Option<Vec<u8>> {
+        match self.echo {
+            Some((node, delay)) if node == h && echoed(&frame) => {
+                swap_headers(&mut frame);
+                self.sched.at(now + delay, Priority::WIRE, Event::Echo(h, frame));
+                None
+            }
+            _ => Some(frame),
+        }
+    }
+
+    /// The echo node puts a returned frame on its link.
+    pub(super) fn on_echo(&mut self, h: usize, frame: Vec<u8>, now: Time) -> Result<(), crate::Error> {
+        let Port { link: l, end: d } = self.ports[h];
+        self.links[l].chans[d].enqueue(frame);
+        self.start_wire(l, d, now)
+    }
+
+    /// A VIA frame reached host `h`'s application (after the receive path on
+    /// a timed host). Frames for a host without a VI are dropped, as a NIC
+    /// drops an unknown EtherType.
+    pub(super) fn via_deliver(&mut self, h: usize, frame: &[u8], now: Time) -> Result<(), crate::Error> {
+        if let App::Echo(e) = &mut self.apps[h] {
+            e.deliver(frame)
+                .map_err(|e| crate::Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
+        }
+        Ok(())
+    }
+
+    /// A VIA call on timed host `h`: the VI library on the application core;
+    /// `VipPostSend` rings the doorbell (an MMIO write) when it is done.
+    pub(super) fn via_call(&mut self, h: usize, op: Op, now: Time) {
+        let msg = self.apps[h].current_msg();
+        let t = self.timed[h].as_mut().expect("timed");
+        t.app_busy = true;
+        let core = t.timing.cpu.app_core as usize;
+        let c = &t.timing.costs;
+        let (cost, path) = match op {
+            Op::ViaSend { .. } => {
+                t.bus.transfer(now, BusOp::MmioWrite, 4);
+                (c.via_post_send, Path::Send)
+            }
+            _ => (c.via_post_recv, Path::Receive),
+        };
+        let pieces = vec![(Layer::ViaLibrary, t.timing.cycles_on(core, cost))];
+        let job = Job::new(Class::Task, pieces, super::timed::Next::AppOp(op)).for_msg(msg).on(path);
+        self.submit(h, core, now, job);
+    }
+
+    /// The echo workload's measurement on its client (None: not an echo run).
+    pub fn echo_report(&self, cfg: &EchoConfig) -> Option<EchoReport> {
+        let h = self.hosts.iter().position(|x| x.name == cfg.client)?;
+        let App::Echo(client) = &self.apps[h] else { return None };
+        let t = self.timed[h].as_ref();
+        let hz = t.map(|t| t.timing.cpu.clock.0).unwrap_or(0);
+        let proto = cfg.protocol;
+        let mut rows = Vec::new();
+        for msg in client.warmup..client.completed {
+            let side = |path: Path| -> MessageSide {
+                let mut b: Breakdown = t.and_then(|t| t.per_msg.get(&(msg, path)).copied()).unwrap_or([0; LAYERS]);
+                let m = t.map(|t| &t.measure);
+                b[Layer::Dma.index()] += m.and_then(|m| m.dma.get(&(msg, path)).copied()).unwrap_or(0);
+                let elapsed = m.and_then(|m| m.spans.get(&(msg, path))).map_or(0, |(a, z)| {
+                    (u128::from(z.since(*a).ps()) * u128::from(hz) / u128::from(crate::engine::time::PS_PER_S)) as u64
+                });
+                MessageSide {
+                    total: b.iter().sum(),
+                    elapsed,
+                    frames: m.and_then(|m| m.frames.get(&(msg, path)).copied()).unwrap_or(0),
+                    cycles: named(&b),
+                    study: study(proto, path, &b),
+                }
+            };
+            rows.push(MessageRow { msg, send: side(Path::Send), receive: side(Path::Receive) });
+        }
+        let mean = |pick: fn(&MessageRow) -> &MessageSide| -> PathMean {
+            let n = rows.len().max(1) as f64;
+            let mut cycles: BTreeMap<&'static str, f64> = BTreeMap::new();
+            let mut groups: IndexMap<&'static str, f64> = IndexMap::new();
+            for r in &rows {
+                let s = pick(r);
+                for (k, v) in &s.cycles {
+                    *cycles.entry(k).or_default() += *v as f64 / n;
+                }
+                for (k, v) in &s.study {
+                    *groups.entry(k).or_default() += *v as f64 / n;
+                }
+            }
+            PathMean {
+                total: rows.iter().map(|r| pick(r).total as f64).sum::<f64>() / n,
+                elapsed: rows.iter().map(|r| pick(r).elapsed as f64).sum::<f64>() / n,
+                frames: rows.iter().map(|r| pick(r).frames as f64).sum::<f64>() / n,
+                cycles,
+                study: groups,
+            }
+        };
+        Some(EchoReport {
+            protocol: match proto {
+                MessageProtocol::Udp => "udp",
+                MessageProtocol::Via => "via",
+            },
+            size: cfg.size.0,
+            measured: rows.len() as u64,
+            clock_hz: hz,
+            send: mean(|r| &r.send),
+            receive: mean(|r| &r.receive),
+            messages: rows,
+        })
+    }
+}
+
+fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
+    Layer::ALL.iter().filter(|l| b[l.index()] > 0).map(|l| (l.name(), b[l.index()])).collect()
+}
+
+/// The study's layers, in its order, per protocol.
+pub const UDP_LAYERS: [&str; 7] = ["socket", "udp", "ip", "dev", "dev_drv", "intr", "dma"];
+/// M-VIA's layers in the study.
+pub const VIA_LAYERS: [&str; 5] = ["vi_library", "transport", "dev_drv", "intr", "dma"];
+
+/// The study's layer that nicsim layer `layer` belongs to on `path`. UDP:
+/// the send copy (and its checksum) is IP's (Linux 2.3 copies in
+/// `ip_build_xmit`), the receive copy is UDP's (`udp_recvmsg`); system call
+/// and wake-up are the socket's. VIA: the receive copy is the transport's.
+pub fn study_layer(proto: MessageProtocol, path: Path, layer: Layer) -> &'static str {
+    use Layer::*;
+    match (proto, layer) {
+        (_, Interrupt) => "intr",
+        (_, Driver) => "dev_drv",
+        (_, Dma) => "dma",
+        (MessageProtocol::Udp, Syscall | Socket) => "socket",
+        (MessageProtocol::Udp, Udp) => "udp",
+        (MessageProtocol::Udp, Ip | IpFrag) => "ip",
+        (MessageProtocol::Udp, Device) => "dev",
+        (MessageProtocol::Udp, Copy | Checksum | MemoryStall) => match path {
+            Path::Send => "ip",
+            _ => "udp",
+        },
+        (MessageProtocol::Via, ViaLibrary) => "vi_library",
+        (MessageProtocol::Via, ViaTransport | Copy | MemoryStall) => "transport",
+        _ => "other",
+    }
+}
+
+/// `b` grouped into the study's layers, in its order (plus `other` if any
+/// cycle fits none, which the tests rule out).
+fn study(proto: MessageProtocol, path: Path, b: &Breakdown) -> IndexMap<&'static str, u64> {
+    let order: &[&str] = match proto {
+        MessageProtocol::Udp => &UDP_LAYERS,
+        MessageProtocol::Via => &VIA_LAYERS,
+    };
+    let mut out: IndexMap<&'static str, u64> = order.iter().map(|k| (*k, 0)).collect();
+    for l in Layer::ALL {
+        if b[l.index()] > 0 {
+            *out.entry(study_layer(proto, path, l)).or_default() += b[l.index()];
+        }
+    }
+    out
+}
+
+/// One side (send or receive) of one message.
+#[derive(Debug, Clone, Serialize)]
+pub struct MessageSide {
+    /// Cycles, all layers (CPU and DMA).
+    pub total: u64,
+    /// Cycles from the span's first to its last activity.
+    pub elapsed: u64,
+    /// Frames DMA'd.
+    pub frames: u64,
+    /// Cycles per nicsim layer.
+    pub cycles: BTreeMap<&'static str, u64>,
+    /// Cycles per study layer, in the study's order.
+    pub study: IndexMap<&'static str, u64>,
+}
+
+/// One measured message.
+#[derive(Debug, Clone, Serialize)]
+pub struct MessageRow {
+    /// Message number (warm-up messages come first and are left out).
+    pub msg: u64,
+    /// Its send.
+    pub send: MessageSide,
+    /// Its receive (of the echo).
+    pub receive: MessageSide,
+}
+
+/// Means over the measured messages of one side.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathMean {
+    /// Mean cycles.
+    pub total: f64,
+    /// Mean elapsed cycles.
+    pub elapsed: f64,
+    /// Mean frames.
+    pub frames: f64,
+    /// Mean cycles per nicsim layer.
+    pub cycles: BTreeMap<&'static str, f64>,
+    /// Mean cycles per study layer.
+    pub study: IndexMap<&'static str, f64>,
+}
+
+/// The echo workload's measurement on the client.
+#[derive(Debug, Clone, Serialize)]
+pub struct EchoReport {
+    /// `udp` or `via`.
+    pub protocol: &'static str,
+    /// Message size, bytes.
+    pub size: u64,
+    /// Messages measured (warm-up left out).
+    pub measured: u64,
+    /// The client's clock (0: an ideal host, no cycles).
+    pub clock_hz: u64,
+    /// Send side, means.
+    pub send: PathMean,
+    /// Receive side, means.
+    pub receive: PathMean,
+    /// Every measured message.
+    pub messages: Vec<MessageRow>,
+}
+
+/// DMA of `len` ps on host `h`'s application core, in cycles.
+pub(super) fn dma_cycles(hz: u64, d: Dur) -> u64 {
+    (u128::from(d.0) * u128::from(hz) / u128::from(crate::engine::time::PS_PER_S)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::cpu::Layer;
+
+    #[test]
+    fn swapping_keeps_checksums_valid() {
+        use smoltcp::phy::ChecksumCapabilities;
+        use smoltcp::wire::*;
+        let (a, b) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
+        let udp = UdpRepr { src_port: 49152, dst_port: 5001 };
+        let ip = Ipv4Repr { src_addr: a, dst_addr: b, next_header: IpProtocol::Udp, payload_len: 8 + 5, hop_limit: 64 };
+        let mut f = vec![0u8; 14 + 20 + 8 + 5];
+        let mut eth = EthernetFrame::new_unchecked(&mut f[..]);
+        eth.set_src_addr(EthernetAddress([2, 0, 0, 0, 0, 1]));
+        eth.set_dst_addr(EthernetAddress([2, 0, 0, 0, 0, 2]));
+        eth.set_ethertype(EthernetProtocol::Ipv4);
+        let caps = ChecksumCapabilities::default();
+        let mut p = Ipv4Packet::new_unchecked(eth.payload_mut());
+        ip.emit(&mut p, &caps);
+        let mut u = UdpPacket::new_unchecked(p.payload_mut());
+        udp.emit(&mut u, &a.into(), &b.into(), 5, |buf| buf.copy_from_slice(b"hello"), &caps);
+        swap_headers(&mut f);
+        let eth = EthernetFrame::new_checked(&f[..]).unwrap();
+        assert_eq!(eth.dst_addr(), EthernetAddress([2, 0, 0, 0, 0, 1]));
+        let p = Ipv4Packet::new_checked(eth.payload()).unwrap();
+        assert!(p.verify_checksum());
+        assert_eq!((p.src_addr(), p.dst_addr()), (b, a));
+        let u = UdpPacket::new_checked(p.payload()).unwrap();
+        assert!(u.verify_checksum(&b.into(), &a.into()));
+        assert_eq!((u.src_port(), u.dst_port()), (5001, 49152));
+    }
+
+    #[test]
+    fn every_layer_of_either_path_has_a_study_layer() {
+        for l in [
+            Layer::Syscall,
+            Layer::Socket,
+            Layer::Copy,
+            Layer::Checksum,
+            Layer::Udp,
+            Layer::Ip,
+            Layer::IpFrag,
+            Layer::Device,
+            Layer::Driver,
+            Layer::Interrupt,
+            Layer::Dma,
+        ] {
+            for p in [Path::Send, Path::Receive] {
+                assert_ne!(study_layer(MessageProtocol::Udp, p, l), "other", "{l:?}");
+            }
+        }
+        assert_eq!(study_layer(MessageProtocol::Udp, Path::Send, Layer::Copy), "ip");
+        assert_eq!(study_layer(MessageProtocol::Udp, Path::Receive, Layer::Copy), "udp");
+        assert_eq!(study_layer(MessageProtocol::Via, Path::Receive, Layer::Copy), "transport");
+        assert_eq!(study_layer(MessageProtocol::Via, Path::Send, Layer::Device), "other");
+    }
+}
