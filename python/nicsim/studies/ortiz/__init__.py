@@ -23,10 +23,8 @@ change between points:
 
 from __future__ import annotations
 
-import csv
 import math
 import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +34,7 @@ from nicsim.campaign.cache import Cache
 from nicsim.campaign.executors import Executor
 from nicsim.campaign.reproduction import Reproduction
 from nicsim.campaign.sweep import Sweep
+from nicsim.studies import run_and_report, write_csv
 
 HERE = Path(__file__).parent
 
@@ -177,14 +176,6 @@ def _cpu0(report: dict[str, Any], host: int) -> dict[str, float]:
     }
 
 
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return path
-
-
 def reproduce(
     out: str | os.PathLike[str] | None = None,
     results: str | os.PathLike[str] | None = None,
@@ -193,14 +184,12 @@ def reproduce(
 ) -> list[Path]:
     """Run what is missing and write the report; returns the files written."""
     repro = study()
-    results_dir = Path(results) if results is not None else repro.default_results()
-    out_dir = Path(out) if out is not None else results_dir / "report"
-    started = time.perf_counter()
-    repro.run(executor, results_dir, progress=progress)
-    wall = time.perf_counter() - started
-    with Cache(results_dir) as cache:
+
+    def report(cache: Cache, out_dir: Path, wall: float) -> list[Path]:
         data = {s.name: _runs(cache, s.name) for s in repro.sweeps}
-    return write_report(data, out_dir, wall)
+        return write_report(data, out_dir, wall)
+
+    return run_and_report(repro, report, out, results, executor, progress)
 
 
 def write_report(
@@ -231,7 +220,7 @@ def write_report(
         table1.append(
             {"setting": label, "published_us": pub, "nicsim_us": round(lat, 2), "diff_pct": round(_pct(lat, pub), 1)}
         )
-    written.append(_write_csv(out_dir / "table1.csv", table1))
+    written.append(write_csv(out_dir / "table1.csv", table1))
 
     # NetPIPE curves.
     curves: dict[str, list[dict[str, float]]] = {}
@@ -240,7 +229,7 @@ def write_report(
         curves[label] = rep["netpipe"]
         for p in rep["netpipe"]:
             np_rows.append({"setting": label, "bytes": p["bytes"], "time_s": p["time_s"], "mbps": p["mbps"]})
-    written.append(_write_csv(out_dir / "netpipe.csv", np_rows))
+    written.append(write_csv(out_dir / "netpipe.csv", np_rows))
 
     def curve_fig(labels: Sequence[str], y: str, name: str, title: str, ylabel: str, loglog: bool) -> str:
         fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -290,7 +279,7 @@ def write_report(
                 row["duration_s"] = rep["summary"]["duration_s"]
                 row.update(_cpu0(rep, host))
                 load_rows.append(row)
-    written.append(_write_csv(out_dir / "load.csv", load_rows))
+    written.append(write_csv(out_dir / "load.csv", load_rows))
 
     def pick(proto: str, setting: str, role: str) -> dict[int, dict[str, Any]]:
         return {
@@ -357,11 +346,11 @@ def write_report(
                     "cpu0_idle_offload": round(1 - off[s]["cpu0_util"], 3),
                 }
             )
-    written.append(_write_csv(out_dir / "released.csv", released))
+    written.append(write_csv(out_dir / "released.csv", released))
 
     # A CPU-intensive application on the receiver.
     compute = _compute_rows(data["ortiz-compute"])
-    written.append(_write_csv(out_dir / "compute.csv", compute))
+    written.append(write_csv(out_dir / "compute.csv", compute))
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for setting in ("no offload", "Offload 1"):
         rows = [r for r in compute if r["setting"] == setting]

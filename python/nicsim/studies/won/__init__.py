@@ -22,9 +22,7 @@ returns.
 
 from __future__ import annotations
 
-import csv
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,7 @@ from nicsim.campaign.cache import Cache
 from nicsim.campaign.executors import Executor
 from nicsim.campaign.reproduction import Reproduction
 from nicsim.campaign.sweep import Sweep
+from nicsim.studies import run_and_report, write_csv
 
 HERE = Path(__file__).parent
 
@@ -107,23 +106,11 @@ def reproduce(
     progress: bool | None = None,
 ) -> list[Path]:
     """Run what is missing and write the report; returns the files written."""
-    repro = study()
-    results_dir = Path(results) if results is not None else repro.default_results()
-    out_dir = Path(out) if out is not None else results_dir / "report"
-    started = time.perf_counter()
-    repro.run(executor, results_dir, progress=progress)
-    wall = time.perf_counter() - started
-    with Cache(results_dir) as cache:
-        echoes = _runs(cache, "won-echo")
-    return write_report(echoes, out_dir, wall)
 
+    def report(cache: Cache, out_dir: Path, wall: float) -> list[Path]:
+        return write_report(_runs(cache, "won-echo"), out_dir, wall)
 
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return path
+    return run_and_report(study(), report, out, results, executor, progress)
 
 
 def _layers(proto: str) -> list[str]:
@@ -189,9 +176,9 @@ def write_report(echoes: list[dict[str, Any]], out_dir: Path, wall_s: float) -> 
                 )
             for layer, v in e[path]["cycles"].items():
                 nicsim_rows.append({"protocol": proto, "size": size, "path": path, "layer": layer, "cycles": round(v, 1)})
-    written.append(_write_csv(out_dir / "totals.csv", totals))
-    written.append(_write_csv(out_dir / "layers.csv", layer_rows))
-    written.append(_write_csv(out_dir / "nicsim-layers.csv", nicsim_rows))
+    written.append(write_csv(out_dir / "totals.csv", totals))
+    written.append(write_csv(out_dir / "layers.csv", layer_rows))
+    written.append(write_csv(out_dir / "nicsim-layers.csv", nicsim_rows))
 
     improvement = []
     for s in sizes:
@@ -207,7 +194,7 @@ def write_report(echoes: list[dict[str, Any]], out_dir: Path, wall_s: float) -> 
                 "receive_factor": round(u["receive"]["total"] / v["receive"]["total"], 3),
             }
         )
-    written.append(_write_csv(out_dir / "improvement.csv", improvement))
+    written.append(write_csv(out_dir / "improvement.csv", improvement))
 
     # Figure 3: total cycles vs size.
     fig, ax = plt.subplots(figsize=(7, 4.5))
