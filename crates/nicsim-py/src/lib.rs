@@ -264,6 +264,12 @@ fn profiles(py: Python<'_>) -> PyResult<Vec<(&'static str, String)>> {
         .collect()
 }
 
+/// The TOML text of built-in profile `name`, or `None` if there is none.
+#[pyfunction]
+fn profile_text(name: &str) -> Option<&'static str> {
+    timing::builtin(name)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -276,5 +282,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(pattern_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_text, m)?)?;
     Ok(())
 }

@@ -33,8 +33,9 @@ import math
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
+
+from nicsim import _core
 
 from .emo import Emo
 from .laws import Laws
@@ -385,9 +386,6 @@ def loggp_reference(
 
 # --- The profile's cost table ----------------------------------------------------
 
-PROFILE_DIRS = (Path(__file__).resolve().parents[3] / "crates" / "nicsim-core" / "profiles",)
-"""Where the built-in profiles' TOML lives in a source checkout."""
-
 LAYER_COSTS = {
     "tcp": ("tcp_tx", "tcp_rx"),
     "udp": ("udp_tx", "udp_rx"),
@@ -403,13 +401,10 @@ communication processor (``crates/nicsim-core/src/sim/timed.rs``)."""
 
 
 def load_profile(name: str) -> dict[str, Any] | None:
-    """A built-in profile's table, or None outside a source checkout."""
-    for folder in PROFILE_DIRS:
-        path = folder / f"{name}.toml"
-        if path.is_file():
-            with path.open("rb") as f:
-                return tomllib.load(f)
-    return None
+    """A built-in profile's table (the TOML compiled into the core), or None
+    if there is no such profile."""
+    text = _core.profile_text(name)
+    return None if text is None else tomllib.loads(text)
 
 
 def memory_share(profile: Mapping[str, Any], layer_cycles: Mapping[str, float]) -> float:
