@@ -13,6 +13,7 @@ __all__ = [
     "resolve_scenario",
     "pattern_bytes",
     "profiles",
+    "profile_text",
 ]
 
 PROBE_EVENTS: tuple[str, ...]
