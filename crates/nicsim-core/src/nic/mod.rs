@@ -2,6 +2,9 @@
 //! of a frame (the timing of rings, DMA and interrupts is in
 //! `sim::timed`). One file per engine.
 
+pub mod gro;
+pub mod lro;
+mod merge;
 pub mod tso;
 
 use serde::Serialize;

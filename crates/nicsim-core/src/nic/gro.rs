@@ -1,0 +1,400 @@
+//! Linux generic receive offload (GRO) in the host's NAPI poll, with the
+//! rules of nicsim's reference semantics for coalescing
+//! (`spec/dependencies.md`; Linux `net/ipv4/tcp_offload.c`,
+//! `tcp_gro_receive`, and `inet_gro_receive`).
+//!
+//! A segment merges into the aggregate held for its flow only if: same
+//! MACs, IPs and ports; IPv4 without options, not a fragment, valid
+//! checksums, no flag but DF; same TTL, TOS and DF; IP ID equal to the last
+//! one's plus one, or (DF set) equal to it; the TCP word of data offset,
+//! flags and window identical to the first segment's but for CWR/FIN/PSH;
+//! equal ACK number; identical options; sequence number right after the
+//! held data; payload no longer than the first segment's. A segment for a
+//! held flow that fails a test flushes the flow and is held afresh. PSH,
+//! FIN, a short segment (shorter than the first) or an aggregate that
+//! cannot take another full segment within 64 KB flush it after merging.
+//! URG/RST/SYN/CWR segments, pure ACKs and frames GRO cannot use flush
+//! their flow and go up unchanged. Up to `max_flows` flows are held (the
+//! oldest is flushed to make room); `flush` ends a poll batch.
+
+use serde::Serialize;
+
+use super::lro::Coalesced;
+use super::merge::{parse, Aggregate, FlowKey, Kind, TcpView, ETH, IP_MAX};
+
+/// GRO's limits (defaults: Linux's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroConfig {
+    /// Flows held at once (reference semantics: 64; Linux `MAX_GRO_SKBS` × buckets).
+    pub max_flows: usize,
+    /// Largest IP total length of an aggregate (Linux: 64 KB, `GRO_MAX_SIZE` 65536 exclusive).
+    pub max_ip_len: usize,
+}
+
+impl Default for GroConfig {
+    fn default() -> Self {
+        // spec/dependencies.md, "Reference semantics for coalescing":
+        // up to 64 flows held, 64 KB aggregates.
+        GroConfig { max_flows: 64, max_ip_len: IP_MAX }
+    }
+}
+
+/// Aggregates handed up, by cause.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct GroFlushes {
+    /// A PSH or FIN segment merged (or arrived with nothing held).
+    pub psh_fin: u64,
+    /// A segment shorter than the first merged.
+    pub short: u64,
+    /// The next segment would pass 64 KB.
+    pub size_64k: u64,
+    /// A segment of the flow failed a merge test and was held afresh.
+    pub mismatch: u64,
+    /// A segment of the flow that never merges (flags, pure ACK, bad checksum, ...).
+    pub not_mergeable: u64,
+    /// The flow table was full: the oldest flow was flushed.
+    pub flows_full: u64,
+    /// The poll batch ended (`flush`).
+    pub poll_end: u64,
+}
+
+/// What GRO did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct GroStats {
+    /// Frames offered.
+    pub frames_in: u64,
+    /// Frames handed up.
+    pub frames_out: u64,
+    /// Bytes offered.
+    pub bytes_in: u64,
+    /// Bytes handed up.
+    pub bytes_out: u64,
+    /// Segments that went up inside a frame of two or more.
+    pub segments_merged: u64,
+    /// Frames of two or more segments handed up.
+    pub aggregates: u64,
+    /// Frames GRO did not hold (passed up unchanged).
+    pub passthrough: u64,
+    /// Flows flushed, by cause.
+    pub flushes: GroFlushes,
+    /// Most flows held at once.
+    pub max_flows_held: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Cause {
+    PshFin,
+    Short,
+    Size64k,
+    Mismatch,
+    NotMergeable,
+    FlowsFull,
+    PollEnd,
+}
+
+/// A held flow: its aggregate and what the next segment must match.
+#[derive(Debug)]
+struct Flow {
+    macs: [u8; 12],
+    key: FlowKey,
+    agg: Aggregate,
+    /// The first segment's payload length (Linux's `gso_size`).
+    mss: usize,
+    ttl: u8,
+    tos: u8,
+    df: bool,
+    last_id: u16,
+    /// Data offset, flags (CWR, FIN, PSH cleared) and window of the first segment.
+    word: u32,
+    ack: u32,
+    options: Vec<u8>,
+}
+
+/// Host GRO over one receive queue.
+#[derive(Debug)]
+pub struct Gro {
+    cfg: GroConfig,
+    /// Held flows, oldest first.
+    flows: Vec<Flow>,
+    stats: GroStats,
+    arrivals: u64,
+    scratch: Vec<(Coalesced, u64)>,
+}
+
+/// TCP flag bits GRO lets differ between merged segments.
+/// In the word of TCP header bytes 12..16 (offset, flags, window), the flags
+/// byte is the second: CWR 0x80, PSH 0x08, FIN 0x01.
+const FLAGS_MAY_DIFFER: u32 = 0x0089_0000;
+
+fn tcp_word(frame: &[u8], v: &TcpView) -> u32 {
+    let at = ETH + v.ip_hlen + 12;
+    let w = u32::from_be_bytes(frame[at..at + 4].try_into().expect("4 bytes"));
+    w & !FLAGS_MAY_DIFFER
+}
+
+fn options<'a>(frame: &'a [u8], v: &TcpView) -> &'a [u8] {
+    &frame[ETH + v.ip_hlen + 20..v.payload_at]
+}
+
+fn macs(frame: &[u8]) -> [u8; 12] {
+    frame[..12].try_into().expect("an Ethernet header")
+}
+
+impl Gro {
+    /// An empty GRO context.
+    pub fn new(cfg: GroConfig) -> Self {
+        Gro { cfg, flows: Vec::new(), stats: GroStats::default(), arrivals: 0, scratch: Vec::new() }
+    }
+
+    /// Offer a received frame; frames ready for the host are appended to
+    /// `out`. True if the frame was merged into an aggregate or is held.
+    pub fn push(&mut self, frame: Vec<u8>, out: &mut Vec<Coalesced>) -> bool {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let held = self.push_tagged(frame, 0, &mut scratch);
+        out.extend(scratch.drain(..).map(|(c, _)| c));
+        self.scratch = scratch;
+        held
+    }
+
+    /// End of a poll batch: hand up every held flow.
+    pub fn flush(&mut self, out: &mut Vec<Coalesced>) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        self.flush_tagged(&mut scratch);
+        out.extend(scratch.drain(..).map(|(c, _)| c));
+        self.scratch = scratch;
+    }
+
+    /// Segments currently held.
+    pub fn held(&self) -> usize {
+        self.flows.iter().map(|f| f.agg.segments as usize).sum()
+    }
+
+    /// What GRO did so far.
+    pub fn stats(&self) -> &GroStats {
+        &self.stats
+    }
+
+    /// [`Gro::flush`] keeping each output's tag.
+    pub fn flush_tagged(&mut self, out: &mut Vec<(Coalesced, u64)>) {
+        while !self.flows.is_empty() {
+            self.flush_flow(0, Cause::PollEnd, out);
+        }
+    }
+
+    /// [`Gro::push`] with a caller's tag per frame; each output carries the
+    /// tag of its latest segment.
+    pub fn push_tagged(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> bool {
+        self.arrivals += 1;
+        self.stats.frames_in += 1;
+        self.stats.bytes_in += frame.len() as u64;
+        let v = match parse(&frame) {
+            Kind::Other => {
+                self.pass(frame, tag, out);
+                return false;
+            }
+            Kind::LaterFragment(src, dst) => {
+                while let Some(i) = self.flows.iter().position(|f| f.key.src == src && f.key.dst == dst) {
+                    self.flush_flow(i, Cause::NotMergeable, out);
+                }
+                self.pass(frame, tag, out);
+                return false;
+            }
+            Kind::Tcp(v) => v,
+        };
+        let found = self.flows.iter().position(|f| f.key == v.key && f.macs == macs(&frame));
+        let plain_ip = !v.ip_options && !v.fragment && !v.reserved_flag && v.checksums_ok;
+        if !plain_ip || v.urg || v.rst || v.syn || v.cwr || !v.ack_flag || v.len() == 0 {
+            if let Some(i) = found {
+                self.flush_flow(i, Cause::NotMergeable, out);
+            }
+            self.pass(frame, tag, out);
+            return false;
+        }
+        let order = self.arrivals;
+        if let Some(i) = found {
+            if self.matches(&self.flows[i], &frame, &v) {
+                if self.flows[i].agg.ip_len_with(v.len()) > self.cfg.max_ip_len {
+                    self.flush_flow(i, Cause::Size64k, out);
+                } else {
+                    let f = &mut self.flows[i];
+                    f.agg.append(&frame, &v, 0, tag, order);
+                    f.last_id = v.ident;
+                    let mss = f.mss;
+                    if v.psh || v.fin {
+                        self.flush_flow(i, Cause::PshFin, out);
+                    } else if v.len() < mss {
+                        self.flush_flow(i, Cause::Short, out);
+                    } else if self.flows[i].agg.ip_len_with(mss) > self.cfg.max_ip_len {
+                        self.flush_flow(i, Cause::Size64k, out);
+                    }
+                    return true;
+                }
+            } else {
+                self.flush_flow(i, Cause::Mismatch, out);
+            }
+        }
+        if v.psh || v.fin {
+            // Nothing to wait for: up at once.
+            self.stats.flushes.psh_fin += 1;
+            self.emit(Aggregate::start(frame, &v, 0, tag, order), out);
+            return false;
+        }
+        if self.flows.len() >= self.cfg.max_flows.max(1) {
+            self.flush_flow(0, Cause::FlowsFull, out);
+        }
+        self.flows.push(Flow {
+            macs: macs(&frame),
+            key: v.key,
+            mss: v.len(),
+            ttl: v.ttl,
+            tos: v.tos,
+            df: v.df,
+            last_id: v.ident,
+            word: tcp_word(&frame, &v),
+            ack: v.ack,
+            options: options(&frame, &v).to_vec(),
+            agg: Aggregate::start(frame, &v, 0, tag, order),
+        });
+        self.stats.max_flows_held = self.stats.max_flows_held.max(self.flows.len());
+        true
+    }
+
+    /// Whether segment `v` may join `f`'s aggregate.
+    fn matches(&self, f: &Flow, frame: &[u8], v: &TcpView) -> bool {
+        let next_id = f.last_id.wrapping_add(1);
+        let id_ok = v.ident == next_id || (v.df && v.ident == f.last_id);
+        v.ttl == f.ttl
+            && v.tos == f.tos
+            && v.df == f.df
+            && id_ok
+            && tcp_word(frame, v) == f.word
+            && v.ack == f.ack
+            && options(frame, v) == f.options.as_slice()
+            && v.seq == f.agg.end_seq()
+            && v.len() <= f.mss
+    }
+
+    fn pass(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) {
+        self.stats.passthrough += 1;
+        self.stats.frames_out += 1;
+        self.stats.bytes_out += frame.len() as u64;
+        out.push((Coalesced { frame, segments: 1 }, tag));
+    }
+
+    fn emit(&mut self, agg: Aggregate, out: &mut Vec<(Coalesced, u64)>) {
+        let (c, tag) = agg.finish();
+        self.stats.frames_out += 1;
+        self.stats.bytes_out += c.frame.len() as u64;
+        if c.segments > 1 {
+            self.stats.aggregates += 1;
+            self.stats.segments_merged += u64::from(c.segments);
+        }
+        out.push((c, tag));
+    }
+
+    fn flush_flow(&mut self, i: usize, cause: Cause, out: &mut Vec<(Coalesced, u64)>) {
+        let flow = self.flows.remove(i);
+        let f = &mut self.stats.flushes;
+        *match cause {
+            Cause::PshFin => &mut f.psh_fin,
+            Cause::Short => &mut f.short,
+            Cause::Size64k => &mut f.size_64k,
+            Cause::Mismatch => &mut f.mismatch,
+            Cause::NotMergeable => &mut f.not_mergeable,
+            Cause::FlowsFull => &mut f.flows_full,
+            Cause::PollEnd => &mut f.poll_end,
+        } += 1;
+        self.emit(flow.agg, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::merge::fixture::{check, data, frame, pattern};
+    use super::*;
+    use smoltcp::wire::TcpControl;
+
+    fn bytes(seq: u32, len: usize) -> Vec<u8> {
+        (0..len as u32).map(|i| pattern(seq.wrapping_add(i))).collect()
+    }
+
+    #[test]
+    fn full_segments_merge_until_psh() {
+        let mut g = Gro::new(GroConfig::default());
+        let mut out = Vec::new();
+        assert!(g.push(data(1, 0, 1000, false), &mut out));
+        assert!(g.push(data(1, 1000, 1000, false), &mut out));
+        assert!(out.is_empty());
+        assert!(g.push(data(1, 2000, 1000, true), &mut out));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].segments, 3);
+        let (seq, payload, psh) = check(&out[0].frame);
+        assert_eq!((seq, psh), (0, true));
+        assert_eq!(payload, bytes(0, 3000));
+        assert_eq!(g.stats().flushes.psh_fin, 1);
+    }
+
+    #[test]
+    fn a_short_segment_ends_the_aggregate() {
+        let mut g = Gro::new(GroConfig::default());
+        let mut out = Vec::new();
+        g.push(data(1, 0, 1000, false), &mut out);
+        g.push(data(1, 1000, 400, false), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(g.stats().flushes.short, 1);
+        assert_eq!(check(&out[0].frame).1, bytes(0, 1400));
+    }
+
+    #[test]
+    fn a_longer_segment_or_a_gap_flushes_and_is_held_afresh() {
+        let mut g = Gro::new(GroConfig::default());
+        let mut out = Vec::new();
+        g.push(data(1, 0, 500, false), &mut out);
+        assert!(g.push(data(1, 500, 1000, false), &mut out), "held afresh");
+        assert_eq!(out.len(), 1);
+        assert!(g.push(data(1, 3000, 1000, false), &mut out));
+        assert_eq!(out.len(), 2);
+        assert_eq!(g.stats().flushes.mismatch, 2);
+        assert_eq!(g.held(), 1);
+    }
+
+    #[test]
+    fn a_different_ack_or_window_does_not_merge() {
+        let mut g = Gro::new(GroConfig::default());
+        let mut out = Vec::new();
+        g.push(frame(1, 0, &bytes(0, 100), TcpControl::None, 1, 100), &mut out);
+        g.push(frame(1, 100, &bytes(100, 100), TcpControl::None, 2, 100), &mut out);
+        g.push(frame(1, 200, &bytes(200, 100), TcpControl::None, 2, 101), &mut out);
+        g.flush(&mut out);
+        assert_eq!(out.iter().map(|c| c.segments).collect::<Vec<_>>(), [1, 1, 1]);
+    }
+
+    #[test]
+    fn aggregates_stop_below_64_kb() {
+        let mut g = Gro::new(GroConfig::default());
+        let mut out = Vec::new();
+        for i in 0..50u32 {
+            g.push(data(1, i * 1460, 1460, false), &mut out);
+        }
+        // 40 + 44 × 1460 = 64280 ≤ 65535 and a 45th would make 65740.
+        assert_eq!(out[0].segments, 44);
+        assert_eq!(out[0].frame.len(), 14 + 40 + 44 * 1460);
+        assert_eq!(g.stats().flushes.size_64k, 1);
+    }
+
+    #[test]
+    fn the_oldest_flow_makes_room_and_flags_flush_the_flow() {
+        let mut g = Gro::new(GroConfig { max_flows: 2, ..GroConfig::default() });
+        let mut out = Vec::new();
+        g.push(data(1, 0, 100, false), &mut out);
+        g.push(data(2, 0, 100, false), &mut out);
+        g.push(data(3, 0, 100, false), &mut out);
+        assert_eq!(g.stats().flushes.flows_full, 1);
+        assert_eq!(g.stats().max_flows_held, 2);
+        let syn = frame(2, 0, &[], TcpControl::Syn, 0, 100);
+        assert!(!g.push(syn.clone(), &mut out));
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[2].frame, syn);
+        assert_eq!(g.stats().flushes.not_mergeable, 1);
+    }
+}
