@@ -2,6 +2,7 @@
 //! of a frame (the timing of rings, DMA and interrupts is in
 //! `sim::timed`). One file per engine.
 
+pub mod risc;
 pub mod tso;
 
 use serde::Serialize;
