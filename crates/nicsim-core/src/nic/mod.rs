@@ -5,6 +5,7 @@
 pub mod gro;
 pub mod lro;
 mod merge;
+pub mod risc;
 pub mod tso;
 
 use serde::Serialize;

@@ -1,0 +1,913 @@
+//! The receive side of the Elbeshti NIC (Elbeshti, Dixon, Koziniec, ISCIT
+//! 2012): a single-issue RISC core running LRO, two receive buffers (RBI)
+//! fed by the line, and a DMA engine sharing one local 64-bit bus with the
+//! core. What it answers: how many core cycles a frame of each LRO class
+//! costs, how many of them are idle (the core waiting for the bus), and the
+//! lowest core clock that keeps up with a line rate without RBI overruns.
+//!
+//! ```text
+//!  line ──► RBI [buf 0 | buf 1] ──DMA──► RB (64 × 30 KB pages) ──DMA──► host
+//!              │ interrupt          ▲ local 64-bit bus, shared ▲
+//!              └──────────► RISC core (single issue, CPI 1) ───┘
+//! ```
+//!
+//! Per frame the core runs its class's busy instructions (the study's
+//! counts, CPI 1) and programs the DMA to move the frame's TCP payload RBI →
+//! RB: `ceil(payload / 8)` bus cycles to read and as many to write (1460 B,
+//! the maximum segment of a 1500-byte IP packet, gives 183 + 183 = 366). The
+//! IPv4 and TCP headers (40 B) stay in the RBI, where the core reads them.
+//! While the DMA holds the bus the core can only run instructions that do
+//! not touch it: of a class's instructions, loads and stores (57.08 % of the
+//! study's mix) need the bus, ALU operations and branches (42.55 %) do not;
+//! at most `overlap` of those (≈ 7, the study's figure, limited by
+//! dependences) run during the transfer, and every other DMA cycle is idle.
+//! So per frame: `total = busy + idle`, `idle = dma − min(overlap, free, dma)`
+//! with `dma` the transfer in core cycles, rounded up.
+//!
+//! Optionally the DMA also moves each flushed aggregate RB → host over the
+//! same bus (read and write, like RBI → RB); the core then waits, idle, for
+//! the bus at the start of its next frame. Not modelled: instruction fetch
+//! (the program is in a separate instruction memory, so fetches never use
+//! the bus), the CAM and FIFO accesses beyond the study's instruction
+//! counts, the host interface's own timing, bus arbitration other than first
+//! come first served.
+//!
+//! Units: clocks in Hz, time in integer picoseconds, sizes in bytes (a
+//! frame's `size` is its IP packet length; the line adds Ethernet framing,
+//! preamble and gap).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::LroClass;
+use crate::engine::time::{mul_div_ceil, mul_div_floor, PS_PER_S};
+use crate::engine::units::{Bandwidth, Frequency};
+use crate::engine::{Dur, Time};
+use crate::error::ConfigError;
+use crate::host::cpu::{Class, Core, Job, Layer};
+use crate::host::timing::Cost;
+
+/// Position of a class in [`LroClass::ALL`] (and in per-class arrays).
+fn idx(class: LroClass) -> usize {
+    LroClass::ALL.iter().position(|c| *c == class).expect("every class is in ALL")
+}
+
+/// A class from the study's name (`"BOM"`, `"com"`, …).
+pub fn class_by_name(name: &str) -> Option<LroClass> {
+    LroClass::ALL.into_iter().find(|c| c.name().eq_ignore_ascii_case(name))
+}
+
+/// The study's default class pattern: one bulk stream per interrupt
+/// moderation window of 20 packets (1 BOM, 18 COM, 1 EOM).
+pub fn bulk_pattern() -> Vec<LroClass> {
+    let mut p = vec![LroClass::Bom];
+    p.extend(std::iter::repeat_n(LroClass::Com, 18));
+    p.push(LroClass::Eom);
+    p
+}
+
+/// Instruction mix of the LRO program, in hundredths of a percent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstructionMix {
+    /// Loads (need the bus).
+    pub load: u64,
+    /// Stores (need the bus).
+    pub store: u64,
+    /// ALU operations (do not).
+    pub alu: u64,
+    /// Conditional branches (do not).
+    pub branch: u64,
+}
+
+impl InstructionMix {
+    /// The study's measured mix for LRO: 39.28 % loads, 17.8 % stores,
+    /// 28.27 % ALU, 14.28 % branches (Elbeshti et al. 2012; they add up to
+    /// 99.63 %, so shares are taken of their sum).
+    pub const STUDY: InstructionMix = InstructionMix { load: 3928, store: 1780, alu: 2827, branch: 1428 };
+
+    fn sum(&self) -> u64 {
+        self.load + self.store + self.alu + self.branch
+    }
+
+    /// Of a program of `n` instructions, how many need the bus (loads and
+    /// stores), rounded to the nearest instruction.
+    pub fn bus_instructions(&self, n: u64) -> u64 {
+        let sum = self.sum();
+        (2 * n * (self.load + self.store) + sum) / (2 * sum)
+    }
+
+    /// Of a program of `n` instructions, how many do not need the bus.
+    pub fn free_instructions(&self, n: u64) -> u64 {
+        n - self.bus_instructions(n)
+    }
+}
+
+/// The DMA engine's clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DmaClock {
+    /// A multiple of the core clock (the study's Table I uses 5×).
+    Ratio(f64),
+    /// A fixed clock (the study's final configuration: 3759 MHz).
+    Fixed(Frequency),
+}
+
+/// The NIC core, its bus and its DMA engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreConfig {
+    /// Core clock (single issue, CPI 1).
+    pub clock: Frequency,
+    /// DMA engine clock; one bus cycle per DMA clock.
+    pub dma: DmaClock,
+    /// Bus width in bytes (the study: 64-bit local bus).
+    pub bus_width: u64,
+    /// Instructions the core can run while the DMA holds the bus (the
+    /// study: about 7 during a 366-cycle transfer).
+    pub overlap: u64,
+    /// Instruction mix deciding which instructions need the bus (the study's).
+    pub mix: InstructionMix,
+    /// Busy instructions per class, in [`LroClass::ALL`] order (default:
+    /// [`LroClass::busy_instructions`], the study's Table II).
+    pub program: [u64; 5],
+    /// Header bytes a frame keeps in the RBI (not moved by the DMA): IPv4
+    /// 20 + TCP 20, no options (the study moves the 1460-byte segment).
+    pub headers: u64,
+    /// Frames an aggregate holds at most before it is flushed (the study's
+    /// CAM flush and interrupt-moderation window: 20).
+    pub window: u64,
+}
+
+impl CoreConfig {
+    /// The study's core at `clock` with the DMA at `dma`.
+    pub fn study(clock: Frequency, dma: DmaClock) -> Self {
+        CoreConfig {
+            clock,
+            dma,
+            bus_width: 8,
+            overlap: 7,
+            mix: InstructionMix::STUDY,
+            program: LroClass::ALL.map(LroClass::busy_instructions),
+            headers: 40,
+            window: 20,
+        }
+    }
+
+    /// Check every knob; errors name `path.<field>`.
+    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        let at = |f: &str| if path.is_empty() { f.to_owned() } else { format!("{path}.{f}") };
+        if self.clock.0 == 0 {
+            return Err(ConfigError::new(at("core_clock"), "must be above 0 Hz"));
+        }
+        match self.dma {
+            DmaClock::Ratio(r) if !(r.is_finite() && r > 0.0 && r <= 1e6) => {
+                return Err(ConfigError::new(
+                    at("dma_ratio"),
+                    format!("must be a number above 0 and at most 1e6, got {r}"),
+                ));
+            }
+            DmaClock::Fixed(f) if f.0 == 0 => return Err(ConfigError::new(at("dma_clock"), "must be above 0 Hz")),
+            _ => {}
+        }
+        if self.bus_width == 0 {
+            return Err(ConfigError::new(at("bus_width"), "must be at least 1 byte"));
+        }
+        if self.mix.sum() == 0 {
+            return Err(ConfigError::new(at("mix"), "the instruction shares add up to 0"));
+        }
+        if let Some(i) = self.program.iter().position(|&n| n == 0 || n > 1_000_000) {
+            return Err(ConfigError::new(
+                at(&format!("program.{}", LroClass::ALL[i].name())),
+                format!("must be 1 to 1000000 instructions, got {}", self.program[i]),
+            ));
+        }
+        if self.window == 0 {
+            return Err(ConfigError::new(at("window"), "must be at least 1 frame"));
+        }
+        Ok(())
+    }
+
+    /// The DMA clock in Hz (a ratio is rounded up to a whole Hz).
+    pub fn dma_hz(&self) -> u64 {
+        match self.dma {
+            DmaClock::Ratio(r) => ((r * self.clock.0 as f64).ceil() as u64).max(1),
+            DmaClock::Fixed(f) => f.0,
+        }
+    }
+
+    /// Bytes the DMA moves RBI → RB for an IP packet of `size` bytes: its TCP payload.
+    pub fn moved_bytes(&self, size: u64) -> u64 {
+        size.saturating_sub(self.headers)
+    }
+
+    /// Bus cycles to move `bytes` across the bus and back (read + write).
+    pub fn transfer_bus_cycles(&self, bytes: u64) -> u64 {
+        2 * bytes.div_ceil(self.bus_width)
+    }
+
+    /// Whole core cycles spanned by `bus_cycles` DMA cycles (rounded up).
+    pub fn bus_to_core_cycles(&self, bus_cycles: u64) -> u64 {
+        mul_div_ceil(bus_cycles, self.clock.0, self.dma_hz())
+    }
+
+    /// Instructions that can overlap a DMA transfer for `class`:
+    /// `min(overlap, instructions that do not need the bus)`.
+    pub fn overlappable(&self, class: LroClass) -> u64 {
+        self.overlap.min(self.mix.free_instructions(self.program[idx(class)]))
+    }
+
+    /// Core cycles for one frame of `class` and IP length `size`, after
+    /// `bus_wait` idle cycles waiting for a transfer to the host to free the bus.
+    pub fn frame(&self, class: LroClass, size: u64, bus_wait: u64) -> FrameCycles {
+        let moved = self.moved_bytes(size);
+        let bus = self.transfer_bus_cycles(moved);
+        let dma = self.bus_to_core_cycles(bus);
+        let busy = self.program[idx(class)];
+        let overlapped = self.overlappable(class).min(dma);
+        let idle = dma - overlapped + bus_wait;
+        FrameCycles {
+            class,
+            size,
+            moved_bytes: moved,
+            bus_cycles: bus,
+            dma_core_cycles: dma,
+            busy,
+            bus_instructions: self.mix.bus_instructions(busy),
+            overlapped,
+            bus_wait,
+            idle,
+            total: busy + idle,
+        }
+    }
+
+    /// The smallest DMA/core clock ratio (to 10⁻⁶, rounded up) at which a
+    /// frame of `class` and `size` has no idle cycles: the transfer fits in
+    /// the instructions that can overlap it. `None` if no instruction can
+    /// overlap and the frame moves bytes (idle never vanishes).
+    pub fn idle_free_ratio(&self, class: LroClass, size: u64) -> Option<f64> {
+        let bus = self.transfer_bus_cycles(self.moved_bytes(size));
+        let k = self.overlappable(class);
+        match (bus, k) {
+            (0, _) => Some(0.0),
+            (_, 0) => None,
+            _ => Some((bus * 1_000_000).div_ceil(k) as f64 / 1e6),
+        }
+    }
+}
+
+/// One frame's cycles on the core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameCycles {
+    /// LRO class.
+    pub class: LroClass,
+    /// IP packet length, bytes.
+    pub size: u64,
+    /// Bytes moved RBI → RB (the TCP payload).
+    pub moved_bytes: u64,
+    /// Bus cycles of that move (read + write).
+    pub bus_cycles: u64,
+    /// The move in core cycles (rounded up).
+    pub dma_core_cycles: u64,
+    /// Busy cycles: the class's instructions at CPI 1.
+    pub busy: u64,
+    /// Of those, loads and stores (need the bus).
+    pub bus_instructions: u64,
+    /// Instructions run while the DMA held the bus.
+    pub overlapped: u64,
+    /// Idle cycles spent waiting for a transfer to the host (included in `idle`).
+    pub bus_wait: u64,
+    /// Idle cycles: the core stalled for the bus.
+    pub idle: u64,
+    /// Total cycles: `busy + idle`.
+    pub total: u64,
+}
+
+/// The line feeding the RBI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineConfig {
+    /// Line rate.
+    pub rate: Bandwidth,
+    /// Ethernet header and FCS around the IP packet (14 + 4 = 18 B,
+    /// IEEE 802.3); stored in the RBI buffer with it.
+    pub framing: u64,
+    /// Preamble and start-of-frame delimiter (8 B, IEEE 802.3).
+    pub preamble: u64,
+    /// Inter-frame gap (12 B, IEEE 802.3).
+    pub ifg: u64,
+    /// Receive buffers in the RBI (the study: 2).
+    pub buffers: usize,
+}
+
+impl LineConfig {
+    /// A line at `rate` with IEEE 802.3 overheads and the study's two buffers.
+    pub fn study(rate: Bandwidth) -> Self {
+        LineConfig { rate, framing: 18, preamble: 8, ifg: 12, buffers: 2 }
+    }
+
+    /// Check every knob; errors name `path.<field>`.
+    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        let at = |f: &str| if path.is_empty() { f.to_owned() } else { format!("{path}.{f}") };
+        if self.rate.0 == 0 {
+            return Err(ConfigError::new(at("line_rate"), "must be above 0 bit/s"));
+        }
+        if self.buffers == 0 || self.buffers > 1024 {
+            return Err(ConfigError::new(at("buffers"), format!("must be 1 to 1024, got {}", self.buffers)));
+        }
+        Ok(())
+    }
+
+    /// Bytes a frame of IP length `size` occupies on the wire, gap included.
+    pub fn wire_bytes(&self, size: u64) -> u64 {
+        size + self.framing + self.preamble + self.ifg
+    }
+
+    /// Picoseconds `bytes` take on the line (rounded down; arrival times
+    /// are computed from cumulative bits, so rounding does not accumulate).
+    fn ps(&self, bytes: u64) -> u64 {
+        mul_div_floor(bytes * 8, PS_PER_S, self.rate.0)
+    }
+
+    /// Frames arriving back to back at line rate, `n` of them of IP length
+    /// `size`, their classes cycling through `pattern`.
+    pub fn back_to_back(&self, size: u64, pattern: &[LroClass], n: usize) -> Vec<Arrival> {
+        assert!(!pattern.is_empty(), "a class pattern has at least one class");
+        let bits = self.wire_bytes(size) * 8;
+        (0..n)
+            .map(|i| Arrival {
+                start: Time(((i as u128) * u128::from(bits) * u128::from(PS_PER_S) / u128::from(self.rate.0)) as u64),
+                size,
+                class: pattern[i % pattern.len()],
+            })
+            .collect()
+    }
+}
+
+/// A frame reaching the NIC: its preamble starts at `start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    /// Start of the preamble on the line.
+    pub start: Time,
+    /// IP packet length, bytes.
+    pub size: u64,
+    /// LRO class the engine gives it.
+    pub class: LroClass,
+}
+
+/// A whole receive path: core, bus, DMA and line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// Core, bus and DMA.
+    pub core: CoreConfig,
+    /// Line and RBI.
+    pub line: LineConfig,
+    /// Move each flushed aggregate RB → host over the same bus.
+    pub host_dma: bool,
+}
+
+impl SimConfig {
+    /// Check every knob.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.core.validate("")?;
+        self.line.validate("")
+    }
+}
+
+/// A frame the core processed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameRecord {
+    /// Position in the arrivals.
+    pub index: usize,
+    /// Its last byte reached the RBI (the core is interrupted).
+    pub complete: Time,
+    /// The core started on it.
+    pub start: Time,
+    /// The core finished with it and freed its buffer.
+    pub end: Time,
+    /// Its cycles.
+    pub cycles: FrameCycles,
+}
+
+/// An aggregate moved RB → host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostTransfer {
+    /// Bus taken.
+    pub start: Time,
+    /// Bus released.
+    pub end: Time,
+    /// Bytes moved (payloads plus the head's headers).
+    pub bytes: u64,
+    /// Frames merged into it.
+    pub frames: u64,
+}
+
+/// What a run of the receive path did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimReport {
+    /// Frames offered by the line.
+    pub offered: usize,
+    /// Frames the core processed, in order.
+    pub frames: Vec<FrameRecord>,
+    /// Indices of frames dropped for want of a free RBI buffer (overruns).
+    pub dropped: Vec<usize>,
+    /// Transfers to the host (empty unless `host_dma`).
+    pub host_transfers: Vec<HostTransfer>,
+    /// Busy core cycles, all frames.
+    pub busy_cycles: u64,
+    /// Idle core cycles (waiting for the bus), all frames.
+    pub idle_cycles: u64,
+    /// First preamble to the core's last finish, ps.
+    pub span_ps: u64,
+}
+
+impl SimReport {
+    /// Frames dropped.
+    pub fn drops(&self) -> usize {
+        self.dropped.len()
+    }
+
+    /// Busy share of the core's working cycles.
+    pub fn busy_share(&self) -> f64 {
+        let t = self.busy_cycles + self.idle_cycles;
+        if t == 0 {
+            0.0
+        } else {
+            self.busy_cycles as f64 / t as f64
+        }
+    }
+
+    /// Idle share of the core's working cycles.
+    pub fn idle_share(&self) -> f64 {
+        let t = self.busy_cycles + self.idle_cycles;
+        if t == 0 {
+            0.0
+        } else {
+            self.idle_cycles as f64 / t as f64
+        }
+    }
+}
+
+/// Event kinds, in the order they run at one instant (lower first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// The core finished a frame: its buffer is free for a frame starting
+    /// at the same instant.
+    CoreDone,
+    /// A frame is complete in its buffer: the core may start on it now.
+    FrameComplete(usize),
+    /// A frame's first byte reaches the RBI: it needs a free buffer.
+    FrameStart(usize),
+}
+
+/// Run `arrivals` through the receive path, event by event.
+pub fn simulate(cfg: &SimConfig, arrivals: &[Arrival]) -> Result<SimReport, ConfigError> {
+    cfg.validate()?;
+    let line = &cfg.line;
+    for (i, pair) in arrivals.windows(2).enumerate() {
+        let earliest = pair[0].start.0 + line.ps(line.wire_bytes(pair[0].size));
+        if pair[1].start.0 < earliest {
+            return Err(ConfigError::new(
+                format!("arrivals[{}].time", i + 1),
+                format!(
+                    "starts at {} ps, before frame {i} has left the line ({earliest} ps at {})",
+                    pair[1].start.0, line.rate
+                ),
+            ));
+        }
+    }
+    let core = &cfg.core;
+    let mut queue: BinaryHeap<Reverse<(u64, Event, u64)>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut push = |q: &mut BinaryHeap<Reverse<(u64, Event, u64)>>, t: u64, e: Event| {
+        q.push(Reverse((t, e, seq)));
+        seq += 1;
+    };
+    for (i, a) in arrivals.iter().enumerate() {
+        push(&mut queue, a.start.0 + line.ps(line.preamble), Event::FrameStart(i));
+    }
+    let mut free_buffers = line.buffers;
+    let mut held = vec![false; arrivals.len()];
+    let mut ready: VecDeque<(usize, u64)> = VecDeque::new();
+    let mut running: Option<(usize, u64, u64, FrameCycles)> = None;
+    let mut bus_free = 0u64;
+    let (mut list_bytes, mut list_frames) = (0u64, 0u64);
+    let mut report = SimReport {
+        offered: arrivals.len(),
+        frames: Vec::with_capacity(arrivals.len()),
+        dropped: Vec::new(),
+        host_transfers: Vec::new(),
+        busy_cycles: 0,
+        idle_cycles: 0,
+        span_ps: 0,
+    };
+    while let Some(Reverse((now, event, _))) = queue.pop() {
+        match event {
+            Event::FrameStart(i) => {
+                if free_buffers == 0 {
+                    report.dropped.push(i);
+                } else {
+                    free_buffers -= 1;
+                    held[i] = true;
+                    let a = &arrivals[i];
+                    push(
+                        &mut queue,
+                        a.start.0 + line.ps(line.preamble + line.framing + a.size),
+                        Event::FrameComplete(i),
+                    );
+                }
+            }
+            Event::FrameComplete(i) => ready.push_back((i, now)),
+            Event::CoreDone => {
+                let (i, complete, start, cycles) = running.take().expect("a frame was running");
+                free_buffers += 1;
+                held[i] = false;
+                report.busy_cycles += cycles.busy;
+                report.idle_cycles += cycles.idle;
+                report.frames.push(FrameRecord {
+                    index: i,
+                    complete: Time(complete),
+                    start: Time(start),
+                    end: Time(now),
+                    cycles,
+                });
+                report.span_ps = now;
+                let payload = core.moved_bytes(cycles.size);
+                let flush = match cycles.class {
+                    LroClass::Bom => {
+                        (list_bytes, list_frames) = (payload, 1);
+                        false
+                    }
+                    LroClass::Com | LroClass::Oop => {
+                        list_bytes += payload;
+                        list_frames += 1;
+                        false
+                    }
+                    LroClass::Eom => {
+                        list_bytes += payload;
+                        list_frames += 1;
+                        true
+                    }
+                    LroClass::Ssm => {
+                        (list_bytes, list_frames) = (payload, 1);
+                        true
+                    }
+                };
+                if flush || list_frames >= core.window {
+                    if cfg.host_dma && list_frames > 0 {
+                        let bytes = list_bytes + core.headers;
+                        let ps = mul_div_ceil(core.transfer_bus_cycles(bytes), PS_PER_S, core.dma_hz());
+                        let start = bus_free.max(now);
+                        bus_free = start + ps;
+                        report.host_transfers.push(HostTransfer {
+                            start: Time(start),
+                            end: Time(bus_free),
+                            bytes,
+                            frames: list_frames,
+                        });
+                    }
+                    (list_bytes, list_frames) = (0, 0);
+                }
+            }
+        }
+        if running.is_none() {
+            if let Some((i, complete)) = ready.pop_front() {
+                let wait = mul_div_ceil(bus_free.saturating_sub(now), core.clock.0, PS_PER_S);
+                let cycles = core.frame(arrivals[i].class, arrivals[i].size, wait);
+                let end = now + mul_div_ceil(cycles.total, PS_PER_S, core.clock.0);
+                running = Some((i, complete, now, cycles));
+                push(&mut queue, end, Event::CoreDone);
+            }
+        }
+    }
+    assert!(held.iter().all(|h| !h), "every accepted frame was processed and its buffer freed");
+    assert_eq!(report.frames.len() + report.dropped.len(), arrivals.len(), "every frame processed or dropped");
+    if let Some(first) = arrivals.first() {
+        report.span_ps = report.span_ps.saturating_sub(first.start.0);
+    }
+    Ok(report)
+}
+
+/// The lowest core clock found to sustain a stream without overruns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MinClock {
+    /// Lowest clock (a whole MHz) with no drop over the stream.
+    pub clock: Frequency,
+    /// Frames simulated per probe.
+    pub frames: usize,
+    /// Simulations run by the search.
+    pub probes: usize,
+    /// Drops 1 MHz below (at least 1, unless the answer is 1 MHz).
+    pub drops_below: usize,
+    /// Mean total core cycles per frame at the answer.
+    pub mean_total_cycles: f64,
+    /// Mean idle core cycles per frame at the answer.
+    pub mean_idle_cycles: f64,
+    /// Time between frame starts on the line, ps.
+    pub arrival_interval_ps: f64,
+}
+
+/// Highest clock the search tries, MHz (1 THz: beyond any core).
+const MAX_MHZ: u64 = 1_000_000;
+
+/// The lowest core clock, to 1 MHz, at which `n` frames of IP length `size`
+/// arriving back to back with classes cycling through `pattern` see no
+/// RBI overrun. `cfg.core.clock` is ignored; the DMA keeps its ratio or
+/// fixed clock. Bisection over simulations.
+pub fn min_core_clock(cfg: &SimConfig, size: u64, pattern: &[LroClass], n: usize) -> Result<MinClock, ConfigError> {
+    let mut probe_cfg = cfg.clone();
+    probe_cfg.core.clock = Frequency(1_000_000);
+    probe_cfg.validate()?;
+    if pattern.is_empty() {
+        return Err(ConfigError::new("pattern", "needs at least one class"));
+    }
+    if n == 0 {
+        return Err(ConfigError::new("packets", "must be at least 1"));
+    }
+    let arrivals = cfg.line.back_to_back(size, pattern, n);
+    let mut probes = 0;
+    let mut run = |mhz: u64| -> SimReport {
+        probes += 1;
+        probe_cfg.core.clock = Frequency(mhz * 1_000_000);
+        simulate(&probe_cfg, &arrivals).expect("validated above")
+    };
+    let mut hi = 1_000;
+    let mut at_hi = run(hi);
+    while at_hi.drops() > 0 {
+        if hi >= MAX_MHZ {
+            let path = if matches!(cfg.core.dma, DmaClock::Fixed(_)) { "dma_clock" } else { "line_rate" };
+            return Err(ConfigError::new(
+                path,
+                format!(
+                    "no core clock up to 1 THz sustains {} with {size}-byte packets: the DMA ({} Hz) needs {:.1} ns per frame, the line delivers one every {:.1} ns",
+                    cfg.line.rate,
+                    probe_cfg.core.dma_hz(),
+                    core_dma_ns(&probe_cfg.core, size),
+                    cfg.line.ps(cfg.line.wire_bytes(size)) as f64 / 1e3
+                ),
+            ));
+        }
+        hi = (hi * 2).min(MAX_MHZ);
+        at_hi = run(hi);
+    }
+    let mut lo = 0;
+    let mut drops_below = usize::MAX;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        let r = run(mid);
+        if r.drops() == 0 {
+            hi = mid;
+            at_hi = r;
+        } else {
+            lo = mid;
+            drops_below = r.drops();
+        }
+    }
+    if lo > 0 && drops_below == usize::MAX {
+        drops_below = run(lo).drops();
+    }
+    if lo == 0 {
+        drops_below = 0;
+    }
+    let frames = at_hi.frames.len().max(1) as f64;
+    Ok(MinClock {
+        clock: Frequency(hi * 1_000_000),
+        frames: n,
+        probes,
+        drops_below,
+        mean_total_cycles: at_hi.frames.iter().map(|f| f.cycles.total).sum::<u64>() as f64 / frames,
+        mean_idle_cycles: at_hi.frames.iter().map(|f| f.cycles.idle).sum::<u64>() as f64 / frames,
+        arrival_interval_ps: cfg.line.wire_bytes(size) as f64 * 8.0 * PS_PER_S as f64 / cfg.line.rate.0 as f64,
+    })
+}
+
+/// Nanoseconds the DMA needs for one frame's RBI → RB move.
+fn core_dma_ns(core: &CoreConfig, size: u64) -> f64 {
+    core.transfer_bus_cycles(core.moved_bytes(size)) as f64 * 1e9 / core.dma_hz() as f64
+}
+
+/// Software LRO on the host, run on nicsim's CPU model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostLro {
+    /// Host core clock (the study: 4 GHz).
+    pub clock: Frequency,
+    /// Cost of LRO per packet (the study: 2927 cycles, ≈ 1600 instructions
+    /// at CPI ≈ 1.85; memory stalls are inside the measured cycles, so `mem` is 0).
+    pub cost: Cost,
+    /// Bytes the wire adds to each IP packet: the study's 812,743.82
+    /// packets/s at 10 Gbps for 1500-byte packets is 1538 B per packet,
+    /// i.e. 38 B = Ethernet header 14 + FCS 4 + preamble/SFD 8 + gap 12.
+    pub overhead: u64,
+}
+
+/// What software LRO costs a host core at a given load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostLroLoad {
+    /// Packets per second the line delivers.
+    pub packets_per_s: f64,
+    /// Cycles per packet.
+    pub cycles_per_packet: u64,
+    /// Share of one core, from the arithmetic (packets/s × cycles / clock).
+    pub share: f64,
+    /// Share of one core measured by running one LRO job per packet
+    /// arriving within the window on nicsim's CPU model (softirq class):
+    /// busy time over the window (or until the last job ended, if later).
+    pub simulated_share: f64,
+    /// Packets simulated.
+    pub simulated_packets: u64,
+}
+
+impl HostLro {
+    /// The study's host: 4 GHz, 2927 cycles per packet, 38 B of overhead.
+    pub const STUDY: HostLro =
+        HostLro { clock: Frequency(4_000_000_000), cost: Cost { cycles: 2927, mem: 0 }, overhead: 38 };
+
+    /// Load of software LRO at `rate` with IP packets of `size` bytes,
+    /// simulated over `window` of arrivals.
+    pub fn load(&self, rate: Bandwidth, size: u64, window: Dur) -> Result<HostLroLoad, ConfigError> {
+        if rate.0 == 0 {
+            return Err(ConfigError::new("line_rate", "must be above 0 bit/s"));
+        }
+        if self.clock.0 == 0 {
+            return Err(ConfigError::new("clock", "must be above 0 Hz"));
+        }
+        if size == 0 {
+            return Err(ConfigError::new("size", "must be at least 1 byte"));
+        }
+        let bits = (size + self.overhead) * 8;
+        let packets_per_s = rate.0 as f64 / bits as f64;
+        let cycles = self.cost.total(0);
+        let mut core: Core<()> = Core::new(self.clock.0, Dur::ZERO);
+        let mut wakes: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
+        let mut n = 0u64;
+        loop {
+            let t = (u128::from(n) * u128::from(bits) * u128::from(PS_PER_S) / u128::from(rate.0)) as u64;
+            if t >= window.0 {
+                break;
+            }
+            while let Some(&Reverse((at, generation))) = wakes.peek() {
+                if at > t {
+                    break;
+                }
+                wakes.pop();
+                if let Some((_, Some(w))) = core.complete(Time(at), generation) {
+                    wakes.push(Reverse((w.at.0, w.generation)));
+                }
+            }
+            let job = Job::new(Class::Softirq, vec![(Layer::Coalesce, cycles)], ());
+            if let Some(w) = core.submit(Time(t), job) {
+                wakes.push(Reverse((w.at.0, w.generation)));
+            }
+            n += 1;
+        }
+        // Run the backlog out; the share is busy time over the window (or
+        // until the last job ended, if the core fell behind).
+        let mut last = 0;
+        while let Some(Reverse((at, generation))) = wakes.pop() {
+            last = at;
+            if let Some((_, Some(w))) = core.complete(Time(at), generation) {
+                wakes.push(Reverse((w.at.0, w.generation)));
+            }
+        }
+        assert!(core.is_idle(), "every LRO job ran");
+        let span = window.0.max(last) as f64;
+        Ok(HostLroLoad {
+            packets_per_s,
+            cycles_per_packet: cycles,
+            share: packets_per_s * cycles as f64 / self.clock.0 as f64,
+            simulated_share: core.stats.busy_ps as f64 / span,
+            simulated_packets: n,
+        })
+    }
+}
+
+/// Time between frame starts at `rate` for `frame` bytes plus `overhead`
+/// (the study's budget: preamble/SFD 8 + gap 12 = 20 B), in nanoseconds.
+pub fn budget_ns(rate: Bandwidth, frame: u64, overhead: u64) -> f64 {
+    (frame + overhead) as f64 * 8.0 * 1e9 / rate.0 as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn core(dma: DmaClock) -> CoreConfig {
+        CoreConfig::study(Frequency(1_000_000_000), dma)
+    }
+
+    #[test]
+    fn the_maximum_segment_takes_183_plus_183_bus_cycles() {
+        let c = core(DmaClock::Ratio(1.0));
+        let f = c.frame(LroClass::Com, 1500, 0);
+        assert_eq!(f.moved_bytes, 1460);
+        assert_eq!(f.bus_cycles, 366);
+        // DMA at the core clock: 366 core cycles, 7 of them overlapped.
+        assert_eq!((f.dma_core_cycles, f.overlapped, f.idle, f.total), (366, 7, 359, 29 + 359));
+    }
+
+    #[test]
+    fn the_mix_puts_loads_and_stores_on_the_bus() {
+        let m = InstructionMix::STUDY;
+        // 29 × 57.08/99.63 = 16.6 → 17 loads and stores; 12 ALU and branches.
+        assert_eq!((m.bus_instructions(29), m.free_instructions(29)), (17, 12));
+        // SSM, the shortest program: 17 × 0.5729 = 9.7 → 10; 7 free.
+        assert_eq!((m.bus_instructions(17), m.free_instructions(17)), (10, 7));
+        let c = core(DmaClock::Ratio(5.0));
+        for class in LroClass::ALL {
+            assert_eq!(c.overlappable(class), 7, "{class:?}: the study's overlap binds");
+        }
+    }
+
+    #[test]
+    fn dma_at_five_times_the_core() {
+        let c = core(DmaClock::Ratio(5.0));
+        // 1500 B: 366 / 5 = 73.2 → 74 core cycles, 7 overlapped, 67 idle.
+        let f = c.frame(LroClass::Bom, 1500, 0);
+        assert_eq!((f.dma_core_cycles, f.idle, f.total), (74, 67, 22 + 67));
+        // 512 B: payload 472 → 59 + 59 = 118 bus cycles → 24 core cycles.
+        let f = c.frame(LroClass::Ssm, 512, 0);
+        assert_eq!((f.bus_cycles, f.dma_core_cycles, f.idle, f.total), (118, 24, 17, 34));
+    }
+
+    #[test]
+    fn a_fixed_dma_clock_costs_more_core_cycles_on_a_faster_core() {
+        let slow = CoreConfig::study(Frequency(500_000_000), DmaClock::Fixed(Frequency(3_759_000_000)));
+        let fast = CoreConfig { clock: Frequency(1_000_000_000), ..slow.clone() };
+        // 366 bus cycles at 3759 MHz = 97.37 ns: 49 cycles at 500 MHz, 98 at 1 GHz.
+        assert_eq!(slow.frame(LroClass::Com, 1500, 0).dma_core_cycles, 49);
+        assert_eq!(fast.frame(LroClass::Com, 1500, 0).dma_core_cycles, 98);
+    }
+
+    #[test]
+    fn idle_vanishes_at_the_ratio() {
+        let c = core(DmaClock::Ratio(1.0));
+        let r = c.idle_free_ratio(LroClass::Com, 1500).unwrap();
+        assert!((r - 366.0 / 7.0).abs() < 1e-5, "{r}");
+        let at = CoreConfig { dma: DmaClock::Ratio(r), ..c.clone() };
+        assert_eq!(at.frame(LroClass::Com, 1500, 0).idle, 0);
+        let below = CoreConfig { dma: DmaClock::Ratio(r * 0.99), ..c };
+        assert!(below.frame(LroClass::Com, 1500, 0).idle > 0);
+    }
+
+    #[test]
+    fn two_buffers_absorb_one_slow_frame_but_not_two() {
+        // Frames 100 ns apart; frame processing 150 ns (core at 1 GHz, ratio
+        // high enough that the DMA is invisible: 150 instructions).
+        let mut c = core(DmaClock::Ratio(1000.0));
+        c.overlap = 0;
+        c.program = [150; 5];
+        let line = LineConfig { rate: Bandwidth(10_000_000_000), framing: 0, preamble: 0, ifg: 0, buffers: 2 };
+        let cfg = SimConfig { core: c, line, host_dma: false };
+        // 125 B = 100 ns at 10 Gbps; headers 40 → 85 B moved, 22 bus cycles at 1 THz: 1 core cycle idle.
+        let arrivals = line.back_to_back(125, &[LroClass::Com], 4);
+        let r = simulate(&cfg, &arrivals).unwrap();
+        // Frame 0 done at 100 + 151 = 251 ns; frame 1 runs 251..402;
+        // frame 2 starts at 200 ns with buffer 0 still held: dropped;
+        // frame 3 starts at 300 ns: buffer 0 is free (251 ns).
+        assert_eq!(r.dropped, vec![2]);
+        assert_eq!(r.frames.iter().map(|f| f.index).collect::<Vec<_>>(), vec![0, 1, 3]);
+    }
+
+    #[test]
+    fn arrivals_closer_than_the_line_allows_are_refused() {
+        let cfg = SimConfig {
+            core: core(DmaClock::Ratio(5.0)),
+            line: LineConfig::study(Bandwidth(100_000_000_000)),
+            host_dma: false,
+        };
+        let a = Arrival { start: Time(0), size: 1500, class: LroClass::Com };
+        let b = Arrival { start: Time(1000), ..a };
+        let err = simulate(&cfg, &[a, b]).unwrap_err();
+        assert_eq!(err.path, "arrivals[1].time");
+    }
+
+    #[test]
+    fn bad_knobs_name_their_field() {
+        let mut c = core(DmaClock::Ratio(-1.0));
+        assert_eq!(c.validate("").unwrap_err().path, "dma_ratio");
+        c.dma = DmaClock::Fixed(Frequency(0));
+        assert_eq!(c.validate("").unwrap_err().path, "dma_clock");
+        c.dma = DmaClock::Ratio(5.0);
+        c.program[idx(LroClass::Eom)] = 0;
+        assert_eq!(c.validate("core").unwrap_err().path, "core.program.EOM");
+    }
+
+    #[test]
+    fn class_names_parse_either_case() {
+        assert_eq!(class_by_name("com"), Some(LroClass::Com));
+        assert_eq!(class_by_name("OOP"), Some(LroClass::Oop));
+        assert_eq!(class_by_name("xyz"), None);
+        let p = bulk_pattern();
+        assert_eq!(
+            (p.len(), p[0], p[1], p[18], p[19]),
+            (20, LroClass::Bom, LroClass::Com, LroClass::Com, LroClass::Eom)
+        );
+    }
+
+    #[test]
+    fn host_lro_at_10_gbps_is_the_studys_packet_rate() {
+        let l = HostLro::STUDY.load(Bandwidth(10_000_000_000), 1500, Dur(1_000_000_000)).unwrap();
+        assert!((l.packets_per_s - 812_743.82).abs() < 0.01, "{}", l.packets_per_s);
+        // 812,743.82 × 2927 / 4e9 = 59.47 %.
+        assert!((l.share - 0.594_73).abs() < 1e-4, "{}", l.share);
+        assert!((l.simulated_share - l.share).abs() < 1e-3, "{} vs {}", l.simulated_share, l.share);
+        // 64-byte frames at 100 Gbps: 84 B × 8 / 100 Gbps = 6.72 ns.
+        assert!((budget_ns(Bandwidth(100_000_000_000), 64, 20) - 6.72).abs() < 1e-9);
+    }
+}
