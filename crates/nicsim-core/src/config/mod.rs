@@ -182,6 +182,24 @@ pub struct TcpConfig {
     /// Maximum segment size; caps the MTU the stack uses at `mss` + 40 bytes.
     #[serde(default)]
     pub mss: Option<Size>,
+    /// ACK policy for a coalesced segment (LRO/GRO merged several into one):
+    /// `linux` ACKs it at once when it carries two or more segments, as
+    /// Linux does when more than one full-sized segment arrived
+    /// (`__tcp_ack_snd_check`); `delay` leaves it to the delayed-ACK timer
+    /// like any segment (smoltcp alone: the first frame after an ACK waits).
+    #[serde(default)]
+    pub coalesced_ack: CoalescedAck,
+}
+
+/// How a receiver ACKs a segment that stands for several (LRO/GRO).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoalescedAck {
+    /// ACK at once when the segment carries two or more merged segments.
+    #[default]
+    Linux,
+    /// Treat it as one segment: the delayed-ACK timer decides.
+    Delay,
 }
 
 fn default_tcp_buffer() -> Size {
@@ -211,6 +229,7 @@ impl Default for TcpConfig {
             congestion_control: default_cc(),
             timestamps: true,
             mss: None,
+            coalesced_ack: CoalescedAck::default(),
         }
     }
 }

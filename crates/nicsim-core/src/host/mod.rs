@@ -20,7 +20,7 @@ use smoltcp::phy::{self, DeviceCapabilities, Medium};
 use smoltcp::socket::{tcp, udp};
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Cidr};
 
-use crate::config::{CongestionControl, DelayedAck, HostConfig};
+use crate::config::{CoalescedAck, CongestionControl, DelayedAck, HostConfig};
 use crate::engine::rng::component_u64;
 use crate::engine::Time;
 
@@ -158,6 +158,9 @@ pub struct Host {
     /// time back: quick-ACK handling has nothing left to do until a socket
     /// is added.
     quickack_settled: bool,
+    /// Local ports that received a coalesced segment of two or more
+    /// segments since the last poll (ACKed at once under `coalesced_ack = "linux"`).
+    ack_now: Vec<u16>,
     /// Counters.
     pub stats: HostStats,
 }
@@ -192,6 +195,7 @@ impl Host {
             cfg: cfg.clone(),
             tcp_sockets: Vec::new(),
             quickack_settled: false,
+            ack_now: Vec::new(),
             stats: HostStats::default(),
         }
     }
@@ -245,8 +249,49 @@ impl Host {
         self.dev.tx_credit = credit;
         self.dev.tx_blocked = false;
         self.quickack();
+        let held = self.ack_coalesced();
         self.iface.poll(now.to_smoltcp(), &mut self.dev, &mut self.sockets);
+        for (handle, delay) in held {
+            self.sockets.get_mut::<tcp::Socket>(handle).set_ack_delay(delay);
+        }
         self.stats.tx_frames += self.dev.tx.len() as u64;
+    }
+
+    /// Hand a received frame to the stack (taken at the next poll);
+    /// `segments`: how many TCP segments a coalescing engine merged into it
+    /// (1: as it came off the wire).
+    pub fn receive(&mut self, frame: Vec<u8>, segments: u32) {
+        if segments >= 2 && self.cfg.tcp.coalesced_ack == CoalescedAck::Linux {
+            if let Some(port) = tcp_data_port(&frame) {
+                if !self.ack_now.contains(&port) {
+                    self.ack_now.push(port);
+                }
+            }
+        }
+        self.dev.rx.push_back(frame);
+    }
+
+    /// Linux's receiver ACKs at once when more than one full-sized segment
+    /// arrived; a coalesced segment stands for several, so the sockets it
+    /// is for ACK in this poll without waiting for the delayed-ACK timer.
+    /// Returns the sockets whose delay is lifted, with the delay to restore.
+    fn ack_coalesced(&mut self) -> Vec<(SocketHandle, Option<smoltcp::time::Duration>)> {
+        if self.ack_now.is_empty() {
+            return Vec::new();
+        }
+        let ports = std::mem::take(&mut self.ack_now);
+        let mut held = Vec::new();
+        for (handle, _) in &self.tcp_sockets {
+            let sock = self.sockets.get_mut::<tcp::Socket>(*handle);
+            let Some(local) = sock.local_endpoint() else { continue };
+            // A zero delay, not none: with no delay smoltcp leaves a timer
+            // that an earlier segment started running, and waits for it.
+            if ports.contains(&local.port) && sock.ack_delay().is_some_and(|d| d > smoltcp::time::Duration::ZERO) {
+                held.push((*handle, sock.ack_delay()));
+                sock.set_ack_delay(Some(smoltcp::time::Duration::ZERO));
+            }
+        }
+        held
     }
 
     /// Linux's quick-ACK mode at connection start (`tcp_incr_quickack` on the
@@ -308,21 +353,20 @@ impl Host {
 
 /// Whether `frame` is an IPv4 TCP segment with payload for local port `port`.
 fn is_tcp_data_to(frame: &[u8], port: u16) -> bool {
+    tcp_data_port(frame) == Some(port)
+}
+
+/// The destination port of a TCP/IPv4 frame that carries data.
+fn tcp_data_port(frame: &[u8]) -> Option<u16> {
     use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, TcpPacket};
-    let Ok(eth) = EthernetFrame::new_checked(frame) else {
-        return false;
-    };
+    let eth = EthernetFrame::new_checked(frame).ok()?;
     if eth.ethertype() != EthernetProtocol::Ipv4 {
-        return false;
+        return None;
     }
-    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else {
-        return false;
-    };
+    let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
     if ip.next_header() != IpProtocol::Tcp {
-        return false;
+        return None;
     }
-    let Ok(tcp) = TcpPacket::new_checked(ip.payload()) else {
-        return false;
-    };
-    tcp.dst_port() == port && !tcp.payload().is_empty()
+    let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
+    (!tcp.payload().is_empty()).then(|| tcp.dst_port())
 }

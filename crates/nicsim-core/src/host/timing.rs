@@ -331,6 +331,12 @@ pub struct StackCosts {
     /// VIA transport: defragmentation, per frame of a message of more than one frame.
     #[serde(default)]
     pub via_defrag: Cost,
+    /// Linux GRO in the driver, per received frame (`lro = "gro"`).
+    #[serde(default)]
+    pub gro_rx: Cost,
+    /// Linux software LRO in the driver, per received frame (`lro = "software"`).
+    #[serde(default)]
+    pub lro_rx: Cost,
 }
 
 /// What the NIC does when its receive FIFO is full.
@@ -409,6 +415,73 @@ pub struct NicConfig {
     /// Interrupt moderation.
     #[serde(default)]
     pub moderation: Moderation,
+    /// Receive coalescing of TCP segments before the stack: `off`, `nic`
+    /// (the NIC's LRO engine on its own core, `lro_engine`), `gro` (Linux
+    /// GRO in the driver, `costs.gro_rx` per frame) or `software` (Linux
+    /// software LRO in the driver, `costs.lro_rx` per frame).
+    #[serde(default)]
+    pub lro: LroMode,
+    /// The NIC-resident LRO engine and the core that runs it (`lro = "nic"`).
+    #[serde(default)]
+    pub lro_engine: LroEngine,
+}
+
+/// Where received TCP segments are coalesced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LroMode {
+    /// No coalescing: every frame climbs the stack on its own.
+    #[default]
+    Off,
+    /// The NIC's LRO engine (Elbeshti et al. 2012) merges before the DMA.
+    Nic,
+    /// Linux GRO in the driver's poll loop, flushed at the end of each batch.
+    Gro,
+    /// Linux software LRO (`inet_lro`) in the driver, flushed at the end of each batch.
+    Software,
+}
+
+/// The NIC LRO engine (Elbeshti et al., ISCIT 2012): its memories and the
+/// single-issue core that runs it. Defaults are the study's.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LroEngine {
+    /// CAM entries: streams coalesced at once (study: 64).
+    pub cam_entries: u32,
+    /// RB memory pages (study: 64).
+    pub pages: u32,
+    /// Size of one RB page, the largest merged frame (study: 30 KB, 20 MTU
+    /// packets; 30 KiB holds twenty 1514-byte frames).
+    pub page_size: Size,
+    /// Flush every held stream after this many packets (study: 20, the
+    /// interrupt-moderation window).
+    pub flush_packets: u32,
+    /// Flush held streams when no packet came for this long (estimate: the
+    /// study flushes by count only; a timer keeps a stalled stream from
+    /// waiting forever, at about twenty 1500-byte frame times at 10 Gb/s).
+    pub flush_timeout: Duration,
+    /// The engine core's clock (estimate: 1 GHz; the study searches the
+    /// minimum for each line rate, see `nicsim reproduce elbeshti`).
+    pub core_clock: Frequency,
+    /// DMA and local-bus clock as a multiple of the core's (study: 5x).
+    pub dma_ratio: f64,
+    /// Receive buffers between the line and the core (study: the RBI's two).
+    pub rbi_buffers: u32,
+}
+
+impl Default for LroEngine {
+    fn default() -> Self {
+        LroEngine {
+            cam_entries: 64,
+            pages: 64,
+            page_size: Size(30 * 1024),
+            flush_packets: 20,
+            flush_timeout: Duration(20_000_000),
+            core_clock: Frequency(1_000_000_000),
+            dma_ratio: 5.0,
+            rbi_buffers: 2,
+        }
+    }
 }
 
 fn default_overflow() -> Overflow {
@@ -497,6 +570,32 @@ impl Timing {
             if d.0 > crate::engine::time::PS_PER_S {
                 return err(&format!("nic.moderation.{field}"), format!("must be at most 1s, got {d}"));
             }
+        }
+        let e = &n.lro_engine;
+        for (field, v, max) in [
+            ("cam_entries", e.cam_entries, 4096),
+            ("pages", e.pages, 4096),
+            ("flush_packets", e.flush_packets, 4096),
+            ("rbi_buffers", e.rbi_buffers, 64),
+        ] {
+            if !(1..=max).contains(&v) {
+                return err(&format!("nic.lro_engine.{field}"), format!("must be 1 to {max}, got {v}"));
+            }
+        }
+        if !(1518..=1_048_576).contains(&e.page_size.0) {
+            return err("nic.lro_engine.page_size", format!("must be 1518B to 1MiB, got {}", e.page_size));
+        }
+        if e.flush_timeout.0 == 0 || e.flush_timeout.0 > crate::engine::time::PS_PER_S {
+            return err(
+                "nic.lro_engine.flush_timeout",
+                format!("must be above 0 and at most 1s, got {}", e.flush_timeout),
+            );
+        }
+        if !(1_000_000..=100_000_000_000).contains(&e.core_clock.0) {
+            return err("nic.lro_engine.core_clock", format!("must be 1MHz to 100GHz, got {}", e.core_clock));
+        }
+        if !(e.dma_ratio.is_finite() && (0.1..=100.0).contains(&e.dma_ratio)) {
+            return err("nic.lro_engine.dma_ratio", format!("must be 0.1 to 100, got {}", e.dma_ratio));
         }
         let o = &self.offload;
         if o.enabled {

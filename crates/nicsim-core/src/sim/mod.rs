@@ -16,9 +16,11 @@
 //! on the link towards its destination MAC address (broadcasts on every other
 //! link). Nodes are numbered hosts first, then switches.
 
+mod coalesce;
 mod echo;
 mod timed;
 
+pub use coalesce::{NicCoreStats, NicLroReport};
 pub use echo::{swap_headers, EchoReport, MessageRow, MessageSide, PathMean};
 pub use timed::{CoreReport, MessageReport, NicStats, OffloadStats, TimingReport};
 
@@ -59,6 +61,10 @@ enum Event {
     Forward(usize, usize, Vec<u8>),
     /// Echo node `0` returns a frame.
     Echo(usize, Vec<u8>),
+    /// Timed host `0`'s NIC LRO core finished its frame.
+    LroCore(usize),
+    /// Timed host `0`'s NIC LRO flush timer (generation `1`).
+    LroFlush(usize, u64),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
@@ -477,6 +483,14 @@ impl Sim {
             }
             Event::Forward(w, port, frame) => self.forward(w, port, frame, now),
             Event::Echo(h, frame) => self.on_echo(h, frame, now),
+            Event::LroCore(h) => {
+                self.on_lro_core(h, now);
+                Ok(())
+            }
+            Event::LroFlush(h, generation) => {
+                self.on_lro_flush(h, generation, now);
+                Ok(())
+            }
         }
     }
 

@@ -43,8 +43,9 @@ const QDISC_LIMIT: usize = 1000;
 pub(super) enum Next {
     /// The application's socket call is done: carry it out.
     AppOp(Op),
-    /// Receive processing of a frame is done: hand it to smoltcp.
-    RxDeliver(Vec<u8>),
+    /// Receive processing of a frame is done: hand it to smoltcp (with the
+    /// number of TCP segments a coalescing engine merged into it).
+    RxDeliver(Vec<u8>, u32),
     /// Send processing of frame number `0` is done: post it to the TX ring
     /// (in the order the stack emitted frames, as the socket lock ensures).
     TxToRing(u64, TxFrame),
@@ -108,15 +109,19 @@ pub(super) struct Nic {
     /// Sent frames awaiting clean-up, and when the first of them was sent.
     tx_done: u32,
     tx_done_since: Option<Time>,
-    rx_fifo: VecDeque<Vec<u8>>,
-    rx_fifo_bytes: u64,
+    /// Frames waiting for the RX DMA, with the segments merged into each
+    /// (with the NIC's LRO engine: merged frames in its RB memory).
+    pub(super) rx_fifo: VecDeque<(Vec<u8>, u32)>,
+    pub(super) rx_fifo_bytes: u64,
     /// Frames held on the wire while the link is paused.
     rx_held: VecDeque<Vec<u8>>,
     /// Receive descriptors with a buffer posted.
     rx_posted: u32,
     rx_dma_busy: bool,
     /// Frames in host memory awaiting the driver, with their DMA completion time.
-    rx_done: VecDeque<(Time, Vec<u8>)>,
+    rx_done: VecDeque<(Time, Vec<u8>, u32)>,
+    /// The NIC's LRO engine and its core (`lro = "nic"`).
+    pub(super) engine: Option<Box<super::coalesce::NicEngine>>,
     /// Interrupts off while the driver polls (NAPI).
     masked: bool,
     last_irq: Option<Time>,
@@ -153,6 +158,8 @@ pub(super) struct Timed {
     pub(super) offload: OffloadStats,
     /// Per-message DMA, spans and frames (the echo workload's measurement).
     pub(super) measure: super::echo::Measure,
+    /// GRO or software LRO in the driver (`lro = "gro" | "software"`).
+    pub(super) host_lro: Option<super::coalesce::HostCoalescer>,
 }
 
 /// Counters of the offload interface.
@@ -170,7 +177,9 @@ impl Timed {
     /// Timing state for a host with `timing`, sampling utilisation every `bin`.
     pub(super) fn new(timing: Timing, bin: Dur) -> Timed {
         let cores = (0..timing.cpu.cores as usize).map(|i| Core::new(timing.core_hz(i), bin)).collect();
-        let nic = Nic { rx_posted: timing.nic.rx_ring, ..Default::default() };
+        let engine = super::coalesce::NicEngine::for_timing(&timing).map(Box::new);
+        let nic = Nic { rx_posted: timing.nic.rx_ring, engine, ..Default::default() };
+        let host_lro = super::coalesce::HostCoalescer::for_timing(&timing);
         Timed {
             bus: Bus::new(&timing.bus),
             cores,
@@ -190,6 +199,7 @@ impl Timed {
             completion_pending: false,
             offload: OffloadStats::default(),
             measure: Default::default(),
+            host_lro,
         }
     }
 
@@ -279,7 +289,7 @@ enum Frag {
 
 /// What the cost model needs to know about a frame.
 #[derive(Debug, Clone, Copy)]
-struct Shape {
+pub(super) struct Shape {
     /// Transport protocol (None: not IPv4, e.g. ARP).
     proto: Option<IpProtocol>,
     /// IP payload bytes in this frame.
@@ -291,7 +301,7 @@ struct Shape {
     via: Option<crate::workload::via::FrameInfo>,
 }
 
-fn shape(frame: &[u8]) -> Shape {
+pub(super) fn shape(frame: &[u8]) -> Shape {
     use smoltcp::wire::TcpPacket;
     let none = Shape { proto: None, payload: 0, data: 0, frag: Frag::Whole, via: None };
     if let Some(v) = crate::workload::via::frame_info(frame) {
@@ -350,7 +360,7 @@ impl Timed {
     /// Receive-path pieces of a frame: driver, device, IP (and
     /// defragmentation per fragment), checksum, transport (once per datagram,
     /// when its last fragment completes it).
-    fn rx_pieces(&self, s: Shape, core: usize) -> Vec<(Layer, u64)> {
+    pub(super) fn rx_pieces(&self, s: Shape, core: usize) -> Vec<(Layer, u64)> {
         if let Some(v) = s.via {
             return self.via_rx_pieces(v, core);
         }
@@ -379,7 +389,7 @@ impl Timed {
 }
 
 impl Sim {
-    fn timed(&mut self, h: usize) -> &mut Timed {
+    pub(super) fn timed(&mut self, h: usize) -> &mut Timed {
         self.timed[h].as_mut().expect("a timed host")
     }
 
@@ -483,12 +493,12 @@ impl Sim {
                 self.timed(h).completion_pending = false;
                 self.app_kick(h, now, woken);
             }
-            Next::RxDeliver(frame) => {
+            Next::RxDeliver(frame, segments) => {
                 self.note_deliver(h, frame.len(), now);
                 if crate::workload::via::is_via(&frame) {
                     self.via_deliver(h, &frame, now)?;
                 } else {
-                    self.hosts[h].dev.rx.push_back(frame);
+                    self.hosts[h].receive(frame, segments);
                 }
                 let ctx = self.irq_ctx(h);
                 self.timed_poll(h, now, ctx, true);
@@ -759,6 +769,10 @@ impl Sim {
     /// A frame reaches timed host `h`'s NIC from the wire.
     pub(super) fn nic_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) {
         let t = self.timed(h);
+        if t.nic.engine.is_some() {
+            self.lro_arrive(h, frame, now);
+            return;
+        }
         let len = frame.len() as u64;
         if !t.nic.rx_held.is_empty() || t.nic.rx_fifo_bytes + len > t.timing.nic.rx_fifo.0 {
             match t.timing.nic.overflow {
@@ -775,7 +789,7 @@ impl Sim {
         }
         t.nic.rx_fifo_bytes += len;
         t.nic.stats.max_rx_fifo = t.nic.stats.max_rx_fifo.max(t.nic.rx_fifo_bytes);
-        t.nic.rx_fifo.push_back(frame);
+        t.nic.rx_fifo.push_back((frame, 1));
         self.nic_rx_kick(h, now);
     }
 
@@ -795,13 +809,13 @@ impl Sim {
     }
 
     /// Start the next receive DMA if a frame waits and a buffer is posted.
-    fn nic_rx_kick(&mut self, h: usize, now: Time) {
+    pub(super) fn nic_rx_kick(&mut self, h: usize, now: Time) {
         let msg = self.apps[h].current_msg();
         let t = self.timed(h);
         if t.nic.rx_dma_busy || t.nic.rx_posted == 0 {
             return;
         }
-        let Some(frame) = t.nic.rx_fifo.front() else { return };
+        let Some((frame, _)) = t.nic.rx_fifo.front() else { return };
         let len = frame.len() as u64;
         let done = t.dma(now, BusOp::DeviceWrite, len);
         t.note_dma(msg, Path::Receive, now, done);
@@ -814,10 +828,10 @@ impl Sim {
     pub(super) fn on_nic_rx_dma(&mut self, h: usize, now: Time) {
         let t = self.timed(h);
         t.nic.rx_dma_busy = false;
-        let frame = t.nic.rx_fifo.pop_front().expect("a frame was in DMA");
+        let (frame, segments) = t.nic.rx_fifo.pop_front().expect("a frame was in DMA");
         t.nic.rx_fifo_bytes -= frame.len() as u64;
         t.nic.stats.rx_frames += 1;
-        t.nic.rx_done.push_back((now, frame));
+        t.nic.rx_done.push_back((now, frame, segments));
         let used = t.timing.nic.rx_ring - t.nic.rx_posted;
         t.nic.stats.max_rx_ring_used = t.nic.stats.max_rx_ring_used.max(used);
         // Frames held on the wire move into the freed FIFO space.
@@ -827,7 +841,7 @@ impl Sim {
             }
             let next = t.nic.rx_held.pop_front().expect("peeked");
             t.nic.rx_fifo_bytes += next.len() as u64;
-            t.nic.rx_fifo.push_back(next);
+            t.nic.rx_fifo.push_back((next, 1));
         }
         if self.timed(h).nic.rx_held.is_empty() {
             self.pause_peer(h, false, now);
@@ -860,7 +874,7 @@ impl Sim {
         }
         let m = &t.timing.nic.moderation;
         let mut due: Option<Time> = None;
-        if let (Some((first, _)), Some((last, _))) = (t.nic.rx_done.front(), t.nic.rx_done.back()) {
+        if let (Some((first, ..)), Some((last, ..))) = (t.nic.rx_done.front(), t.nic.rx_done.back()) {
             let rx = if t.nic.rx_done.len() as u32 >= m.rx_packets {
                 *last
             } else {
@@ -948,15 +962,23 @@ impl Sim {
         let t = self.timed(h);
         let budget = if t.timing.nic.napi || t.polled() { t.timing.nic.napi_budget as usize } else { usize::MAX };
         let take = t.nic.rx_done.len().min(budget);
-        let frames: Vec<Vec<u8>> = t.nic.rx_done.drain(..take).map(|(_, f)| f).collect();
+        let frames: Vec<(Vec<u8>, u32)> = t.nic.rx_done.drain(..take).map(|(_, f, n)| (f, n)).collect();
         let cleaned = std::mem::take(&mut t.nic.tx_done);
         t.nic.tx_done_since = None;
         let core = t.timing.stack_core();
         let mut jobs = Vec::with_capacity(frames.len() + 2);
-        for frame in frames {
-            let t = self.timed(h);
-            let pieces = t.rx_pieces(shape(&frame), core);
-            jobs.push(Job::new(Class::Softirq, pieces, Next::RxDeliver(frame)).for_msg(msg).on(Path::Receive));
+        // Receive work the driver did on frames a host coalescer has merged
+        // away (charged to the batch's last job).
+        let mut leftover = Vec::new();
+        if self.timed(h).host_lro.is_some() {
+            leftover = self.coalesce_batch(h, core, frames, msg, &mut jobs);
+        } else {
+            for (frame, segments) in frames {
+                let t = self.timed(h);
+                let pieces = t.rx_pieces(shape(&frame), core);
+                let job = Job::new(Class::Softirq, pieces, Next::RxDeliver(frame, segments));
+                jobs.push(job.for_msg(msg).on(Path::Receive));
+            }
         }
         let t = self.timed(h);
         if cleaned > 0 {
@@ -965,7 +987,8 @@ impl Sim {
             jobs.push(job.for_msg(msg).on(Path::Send));
         }
         let refill = t.timing.cycles_on(core, t.timing.costs.driver_refill) * take as u64;
-        let job = Job::new(Class::Softirq, vec![(Layer::Driver, refill)], Next::BatchDone(take as u32));
+        leftover.push((Layer::Driver, refill));
+        let job = Job::new(Class::Softirq, leftover, Next::BatchDone(take as u32));
         jobs.push(job.for_msg(msg).on(Path::Receive));
         for job in jobs {
             self.submit(h, core, now, job);
@@ -1032,6 +1055,10 @@ pub struct TimingReport {
     pub messages: Option<MessageReport>,
     /// Offload interface counters (offload mode only).
     pub offload: Option<OffloadStats>,
+    /// The NIC's LRO engine and its core (`nic.lro = "nic"` only).
+    pub lro: Option<super::coalesce::NicLroReport>,
+    /// GRO or software LRO in the driver (`nic.lro = "gro" | "software"` only).
+    pub gro: Option<crate::nic::gro::GroStats>,
 }
 
 fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
@@ -1100,6 +1127,8 @@ impl Sim {
             bus_utilization: t.bus.utilization(until),
             messages,
             offload: t.timing.offload.enabled.then(|| t.offload.clone()),
+            lro: t.nic.engine.as_ref().map(|e| e.report()),
+            gro: t.host_lro.as_ref().map(|c| c.stats().clone()),
         })
     }
 
@@ -1114,7 +1143,9 @@ impl Timed {
     /// bookkeeping against their contents. A failure is a simulator bug.
     pub(super) fn check_invariants(&self) -> Result<(), String> {
         let (n, cfg) = (&self.nic, &self.timing.nic);
-        let fifo: u64 = n.rx_fifo.iter().map(|f| f.len() as u64).sum();
+        let fifo: u64 = n.rx_fifo.iter().map(|(f, _)| f.len() as u64).sum();
+        // With the NIC's LRO engine the queue is its RB memory, not the FIFO.
+        let fifo_cap = if n.engine.is_some() { u64::MAX } else { cfg.rx_fifo.0 };
         let in_rx_ring = u64::from(n.rx_posted) + n.rx_done.len() as u64 + u64::from(n.rx_dma_busy);
         let checks = [
             (n.tx_used <= cfg.tx_ring, format!("{} TX descriptors used of {}", n.tx_used, cfg.tx_ring)),
@@ -1128,7 +1159,7 @@ impl Timed {
             ),
             (fifo == n.rx_fifo_bytes, format!("RX FIFO holds {fifo} bytes but counts {}", n.rx_fifo_bytes)),
             (
-                n.rx_fifo_bytes <= cfg.rx_fifo.0,
+                n.rx_fifo_bytes <= fifo_cap,
                 format!("RX FIFO holds {} bytes, above its {}", n.rx_fifo_bytes, cfg.rx_fifo),
             ),
             (

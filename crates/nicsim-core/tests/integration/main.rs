@@ -3,6 +3,7 @@
 //! bus and NIC models).
 
 mod bad_input;
+mod coalesce;
 mod compute;
 mod determinism;
 mod dolly;
