@@ -104,6 +104,9 @@ class Context:
 
     def figure(self, fig: Any, name: str) -> str:
         """Save ``fig`` as ``name.png``; returns the file name for Markdown."""
+        import matplotlib
+
+        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
         path = self.out_dir / f"{name}.png"
@@ -200,12 +203,21 @@ def _calibration(reports: Mapping[str, Report], ctx: Context) -> list[str]:
         lines.append(f"| {row['quantity']} | {row['study_mbs']:.0f} MB/s | {row['nicsim_sim_mbs']:.1f} MB/s |"
                      f" {row['nicsim_model_mbs']:.1f} MB/s | {row['how']} |")
     gap = (rate / MB / PUBLISHED_STANDARD_MBS - 1) * 100
+    link_util = max(float(x["utilization"]) for x in r["links"])
+    busy = {
+        "receiver's CPU": cpu(r, recv["name"]),
+        "sender's CPU": cpu(r, send["name"]),
+        "receiver's PCI bus": float(recv["timing"]["bus_utilization"]),
+        "sender's PCI bus": float(send["timing"]["bus_utilization"]),
+        "link": link_util,
+    }
+    busiest = max(busy, key=lambda k: busy[k])
     lines += [
         "",
         f"The standard stack reaches {rate / MB:.1f} MB/s in simulation ({gap:+.1f} % against the study's",
         f"{PUBLISHED_STANDARD_MBS:.0f} MB/s); the receiver's CPU is busy {cpu(r, recv['name']) * 100:.1f} % of the time, the",
-        f"sender's {cpu(r, send['name']) * 100:.1f} %, the receiver's PCI bus {recv['timing']['bus_utilization'] * 100:.1f} %."
-        " The receiver's CPU is the bottleneck.",
+        f"sender's {cpu(r, send['name']) * 100:.1f} %, the receiver's PCI bus {recv['timing']['bus_utilization'] * 100:.1f} %"
+        f" and the link {link_util * 100:.1f} %: the {busiest} is the bottleneck.",
         f"The resource model (`dolly.py`) applied to a plain transfer (no disk) puts the receiver's CPU at",
         f"{sink.cpu_cycles_per_byte:.2f} cycles per byte ({sink.cpu_parts['copies']:.2f} in the receive copy at",
         f"{m.memcpy / MB:.0f} MB/s, {sink.cpu_parts['receive']:.2f} in per-segment stack work) and bounds it at",
@@ -213,12 +225,12 @@ def _calibration(reports: Mapping[str, Report], ctx: Context) -> list[str]:
         "",
         f"memcpy and PCI are inputs, not results: the profile's `memory.copy_bandwidth` is the study's",
         f"{PUBLISHED_MEMCPY_MBS:.0f} MB/s and the simulated receiver's copy runs at {copy_rate / MB:.1f} MB/s",
-        "(its copy cycles over the bytes it delivered, at 400 MHz). nicsim's PCI model (32 bit x 33 MHz,",
-        "512-byte bursts, 6 cycles of overhead each) gives "
+        f"(its copy cycles over the bytes it delivered, at {m.clock_hz / 1e6:.0f} MHz). nicsim's PCI burst model",
+        f"(`bus/config.rs`, calibrated to the study's {PUBLISHED_PCI_MBS:.0f} MB/s) gives "
         f"{m.pci_write / MB:.1f} MB/s for large device writes and {m.pci_read / MB:.1f} MB/s for device reads",
-        f"(8 more cycles of read latency per burst); the receiver's bus moved {float(bus['bytes']) / MB:.1f} MB in",
+        f"(read latency per burst); the receiver's bus moved {float(bus['bytes']) / MB:.1f} MB in",
         f"{bus_busy_s * 1e3:.0f} ms of busy time, {bus_rate / MB:.1f} MB/s including descriptors and short",
-        "transfers, so the bus was far from its bound.",
+        f"transfers, busy {recv['timing']['bus_utilization'] * 100:.0f} % of the run.",
     ]
     return lines
 
@@ -382,8 +394,8 @@ def _table4_findings(
     out = []
     for row in rows:
         if row["sim_mbs"] == "":
-            out.append(f"- {row['label']}: no simulation yet (the simulator's zero-copy path is not in this"
-                       " build); the model's row stands alone.")
+            out.append(f"- {row['label']}: not simulated (no run declared for it in `DOLLY_RUNS`); the model's"
+                       " row stands alone.")
             continue
         node = chains[row["variant"]][1]
         ratio = row["sim_mbs"] / row["nicsim_node_model_mbs"]
@@ -394,16 +406,19 @@ def _table4_findings(
         )
     fe = chains["fe"][0]
     out.append(
-        f"- Fast Ethernet is wire-bound: {_busiest(fe).bounds['wire'] / MB:.2f} MB/s of payload through a relay's"
-        " port (12.5 MB/s less Ethernet, IP and TCP headers and the other connection's ACKs)."
+        f"- Fast Ethernet is {fe.bottleneck}-bound at {fe.throughput / MB:.2f} MB/s; a relay's port carries"
+        f" {_busiest(fe).bounds['wire'] / MB:.2f} MB/s of payload (12.5 MB/s less Ethernet, IP and TCP headers"
+        " and the other connection's ACKs)."
     )
     g, z = chains["gbe"][0], chains["gbe-zc"][0]
+    gr, zr = _busiest(g), _busiest(z)
+    copies = len(dolly.flow(gr.role, zero_copy=False).copies)
     out.append(
-        f"- Gigabit Ethernet with the standard stack: the relay's CPU ({_busiest(g).cpu_cycles_per_byte:.1f}"
-        f" cycles per byte, {_busiest(g).cpu_parts['copies']:.1f} of them in three copies) bounds the chain at"
-        f" {g.throughput / MB:.1f} MB/s, below the disk. Zero copy removes the two network copies"
-        f" ({_busiest(z).cpu_cycles_per_byte:.1f} cycles per byte left) and the bottleneck moves to the"
-        f" {z.bottleneck} ({z.throughput / MB:.1f} MB/s)."
+        f"- Gigabit Ethernet with the standard stack: the {g.limiting_role}'s {g.bottleneck} bounds the chain at"
+        f" {g.throughput / MB:.1f} MB/s (the relay's CPU: {gr.cpu_cycles_per_byte:.1f} cycles per byte,"
+        f" {gr.cpu_parts['copies']:.1f} of them in {copies} copies; the disk allows {gr.bounds['disk'] / MB:.0f} MB/s)."
+        f" Zero copy removes the two network copies ({zr.cpu_cycles_per_byte:.1f} cycles per byte left) and the"
+        f" bottleneck is the {z.limiting_role}'s {z.bottleneck} ({z.throughput / MB:.1f} MB/s)."
     )
     # How much the memory bound hangs on the one input the study does not give.
     m = _busiest(g)
@@ -411,8 +426,9 @@ def _table4_findings(
     g2 = dolly.chain(tight, dolly.GIGABIT, dolly.DISK_RATE, nodes)
     z2 = dolly.chain(tight, dolly.ZERO_COPY_GIGABIT, dolly.DISK_RATE, nodes)
     out.append(
-        f"- The memory bound uses the profile's {machine.memory / MB:.0f} MB/s (PC100 peak), so it never binds"
-        f" ({m.memory_crossings} crossings: {m.bounds['memory'] / MB:.0f} MB/s). Were the sustainable rate only the"
+        f"- The memory bound uses the profile's {machine.memory / MB:.0f} MB/s (PC100 peak): a standard relay's"
+        f" {m.memory_crossings} crossings allow {m.bounds['memory'] / MB:.0f} MB/s"
+        f" ({'the bottleneck' if m.bottleneck == 'memory' else 'not the bottleneck'}). Were the sustainable rate only the"
         f" traffic of the measured copy (2 x {machine.memcpy / MB:.0f} MB/s), the standard relay would be"
         f" memory-bound at {_busiest(g2).bounds['memory'] / MB:.1f} MB/s (chain: {g2.throughput / MB:.1f} MB/s,"
         f" {g2.bottleneck}) and the zero-copy one at {_busiest(z2).bounds['memory'] / MB:.1f} MB/s"
