@@ -429,8 +429,8 @@ def _table4_findings(
         f"- The memory bound uses the profile's {machine.memory / MB:.0f} MB/s (PC100 peak): a standard relay's"
         f" {m.memory_crossings} crossings allow {m.bounds['memory'] / MB:.0f} MB/s"
         f" ({'the bottleneck' if m.bottleneck == 'memory' else 'not the bottleneck'}). Were the sustainable rate only the"
-        f" traffic of the measured copy (2 x {machine.memcpy / MB:.0f} MB/s), the standard relay would be"
-        f" memory-bound at {_busiest(g2).bounds['memory'] / MB:.1f} MB/s (chain: {g2.throughput / MB:.1f} MB/s,"
+        f" traffic of the measured copy (2 x {machine.memcpy / MB:.0f} MB/s), the standard relay's memory bound would be"
+        f" {_busiest(g2).bounds['memory'] / MB:.1f} MB/s (chain: {g2.throughput / MB:.1f} MB/s,"
         f" {g2.bottleneck}) and the zero-copy one at {_busiest(z2).bounds['memory'] / MB:.1f} MB/s"
         f" (chain: {z2.throughput / MB:.1f} MB/s, {z2.bottleneck})."
     )
