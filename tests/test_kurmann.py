@@ -1,0 +1,254 @@
+"""`nicsim reproduce kurmann` and Dolly's analytical resource model: the
+model's physical truths, and the report checked against the runs it came
+from."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nicsim.campaign.cache import Cache
+from nicsim.cli import main
+from nicsim.studies import STUDIES
+from nicsim.studies import kurmann
+from nicsim.studies.kurmann import dolly
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Payload rate of a 100 Mbit/s link carrying 1448-byte TCP segments
+# (timestamps) in 1500-byte frames, each 1538 bytes on the wire.
+FE_GOODPUT = 100e6 / 8 * 1448 / 1538
+
+
+@pytest.fixture(scope="module")
+def machine() -> dolly.Machine:
+    return dolly.Machine.from_profile("kurmann-pii-400")
+
+
+# --- the model ---------------------------------------------------------------------
+
+
+def test_machine_reads_the_studys_numbers_from_the_profile(machine: dolly.Machine) -> None:
+    assert machine.clock_hz == 400e6
+    assert machine.memcpy == 92e6
+    # nicsim's PCI burst model: 132 MB/s x 128 / 134 for large device writes
+    assert machine.pci_write == pytest.approx(126e6, rel=0.005)
+    assert machine.pci_read < machine.pci_write
+
+
+@pytest.mark.parametrize("disk_path", [True, False])
+def test_zero_copy_removes_the_network_copies_and_raises_the_cpu_bound(
+    machine: dolly.Machine, disk_path: bool
+) -> None:
+    std = dolly.node_bounds(machine, dolly.GIGABIT, "relay", disk_path=disk_path)
+    zc = dolly.node_bounds(machine, dolly.ZERO_COPY_GIGABIT, "relay", disk_path=disk_path)
+    std_copies = dolly.flow("relay", zero_copy=False, disk_path=disk_path).copies
+    zc_copies = dolly.flow("relay", zero_copy=True, disk_path=disk_path).copies
+    assert len(std_copies) - len(zc_copies) == 2  # the receive and the send copy
+    assert all("socket buffer" not in c.what for c in zc_copies)
+    if not disk_path:
+        assert zc.cpu_parts["copies"] == 0
+    assert zc.cpu_parts["copies"] < std.cpu_parts["copies"]
+    assert zc.bounds["cpu"] > std.bounds["cpu"]
+    assert zc.memory_crossings == std.memory_crossings - 4
+
+
+def test_memory_and_pci_crossings_follow_the_data_flow() -> None:
+    # NIC in, receive copy (2), write() copy (2), disk DMA, send copy (2), NIC out
+    relay = dolly.flow("relay", zero_copy=False)
+    assert (relay.memory_crossings, relay.pci_crossings) == (9, 3)
+    zc = dolly.flow("relay", zero_copy=True)
+    assert (zc.memory_crossings, zc.pci_crossings) == (5, 3)
+    # the simulated node: the disk is a rate only
+    sim = dolly.flow("relay", zero_copy=False, disk_path=False)
+    assert (sim.memory_crossings, sim.pci_crossings) == (6, 2)
+
+
+@pytest.mark.parametrize("variant", dolly.VARIANTS, ids=lambda v: v.key)
+@pytest.mark.parametrize("disk_path", [True, False])
+def test_a_faster_disk_never_lowers_the_bound(machine: dolly.Machine, variant: dolly.Variant, disk_path: bool) -> None:
+    rates = [1e6, 5e6, 10e6, 20e6, 30e6, 45e6, 80e6, 200e6, 1e9, math.inf]
+    bounds = [dolly.chain(machine, variant, r, disk_path=disk_path).throughput for r in rates]
+    assert all(b2 >= b1 for b1, b2 in zip(bounds, bounds[1:])), bounds
+    # a slow enough disk is the bottleneck
+    assert dolly.chain(machine, variant, 1e6).bottleneck == "disk"
+    assert bounds[0] == 1e6
+
+
+@pytest.mark.parametrize("variant", dolly.VARIANTS, ids=lambda v: v.key)
+def test_the_bottleneck_is_the_least_of_the_per_resource_bounds(machine: dolly.Machine, variant: dolly.Variant) -> None:
+    c = dolly.chain(machine, variant)
+    for role, node in c.nodes.items():
+        assert set(node.bounds) == set(dolly.RESOURCES)
+        assert node.throughput == min(node.bounds.values())
+        assert node.bounds[node.bottleneck] == node.throughput
+    assert c.throughput == min(min(n.bounds.values()) for n in c.nodes.values())
+    assert c.nodes[c.limiting_role].bounds[c.bottleneck] == c.throughput
+
+
+def test_fast_ethernet_is_wire_bound_near_12_5_mb_s_less_headers(machine: dolly.Machine) -> None:
+    c = dolly.chain(machine, dolly.FAST_ETHERNET)
+    assert c.bottleneck == "wire"
+    # a relay's port also carries the other connection's ACKs (90 wire bytes per two segments)
+    assert c.throughput == pytest.approx(100e6 / 8 * 1448 / (1538 + 90 / 2), rel=1e-9)
+    assert 11e6 < c.throughput < FE_GOODPUT < 12.5e6
+
+
+def test_gigabit_is_cpu_bound_and_zero_copy_moves_the_bottleneck(machine: dolly.Machine) -> None:
+    g = dolly.chain(machine, dolly.GIGABIT)
+    z = dolly.chain(machine, dolly.ZERO_COPY_GIGABIT)
+    assert (g.limiting_role, g.bottleneck) == ("relay", "cpu")
+    assert g.throughput < dolly.DISK_RATE
+    assert z.bottleneck != "cpu" and z.throughput > g.throughput
+
+
+def test_the_zero_copy_page_travels_in_three_fragments() -> None:
+    v = dolly.ZERO_COPY_GIGABIT
+    assert (v.segment, v.frames) == (4096, 3)
+    # 4096 + 32 TCP bytes, three IP headers and three Ethernet overheads
+    assert v.wire_bytes == 4096 + 32 + 3 * (20 + 38)
+    assert (dolly.GIGABIT.segment, dolly.GIGABIT.frames, dolly.GIGABIT.wire_bytes) == (1448, 1, 1538)
+
+
+def test_a_plain_transfer_lands_near_the_studys_42_mb_s(machine: dolly.Machine) -> None:
+    plain = dolly.chain(machine, dolly.GIGABIT, math.inf, nodes=2, disk_path=False)
+    assert plain.bottleneck == "cpu" and plain.limiting_role == "sink"
+    assert plain.throughput == pytest.approx(42e6, rel=0.1)
+
+
+def test_a_faster_clock_raises_the_cpu_bound_but_not_past_the_copy_alone(machine: dolly.Machine) -> None:
+    fast = dataclasses.replace(machine, clock_hz=2 * machine.clock_hz)
+    slow = dolly.node_bounds(machine, dolly.GIGABIT, "relay")
+    quick = dolly.node_bounds(fast, dolly.GIGABIT, "relay")
+    assert slow.bounds["cpu"] < quick.bounds["cpu"] < 2 * slow.bounds["cpu"]
+    # copies run at a memory rate whatever the clock: the cold receive copy alone caps the CPU
+    assert quick.bounds["cpu"] < machine.memcpy
+
+
+def test_bad_inputs_say_what_is_wrong(machine: dolly.Machine) -> None:
+    with pytest.raises(ValueError, match="disk_rate"):
+        dolly.chain(machine, dolly.GIGABIT, 0.0)
+    with pytest.raises(ValueError, match="at least two nodes"):
+        dolly.chain(machine, dolly.GIGABIT, nodes=1)
+    with pytest.raises(ValueError, match="role"):
+        dolly.flow("middle", zero_copy=False)
+    with pytest.raises(ValueError, match="memory.copy_bandwidth.*furlongs"):
+        dolly.Machine.from_table("x", {"cpu": {"clock": "1GHz"}, "memory": {"copy_bandwidth": "9 furlongs",
+                                                                          "bandwidth": "1GB/s"}})
+    with pytest.raises(ValueError, match="memory.bandwidth is missing"):
+        dolly.Machine.from_table("x", {"cpu": {"clock": "1GHz"}, "memory": {"copy_bandwidth": "1GB/s"}})
+    with pytest.raises(ValueError, match="no such built-in profile"):
+        dolly.Machine.from_profile("no-such-machine")
+    assert dolly.quantity("100Mbps", "x") == 12.5e6
+    assert dolly.quantity("92MB/s", "x") == 92e6
+    assert dolly.quantity("512KiB", "x") == 512 * 1024
+
+
+# --- the report ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = tmp_path_factory.mktemp("kurmann")
+    res = CliRunner().invoke(
+        main, ["reproduce", "kurmann", "--results", str(results), "--out", str(results / "report"), "--no-progress"]
+    )
+    assert res.exit_code == 0, res.output
+    return results
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _reports(results: Path) -> dict[str, dict]:
+    with Cache(results) as cache:
+        return {r.key: dict(kurmann._report(cache, r)) for r in kurmann.runs()}
+
+
+def test_kurmann_is_a_study() -> None:
+    assert STUDIES["kurmann"] == "nicsim.studies.kurmann"
+
+
+def test_the_report_has_its_sections_tables_and_figure(results: Path) -> None:
+    out = results / "report"
+    text = (out / "report.md").read_text(encoding="utf-8")
+    for heading in ("## Calibration", "## Table 4: Dolly", "## Receiver CPU load"):
+        assert heading in text
+    assert "| variant | model (study's flow) | bottleneck |" in text
+    assert "![Table 4](table4-dolly.png)" in text
+    for name in ("calibration.csv", "table4.csv", "table4-bounds.csv", "cpu-load.csv", "table4-dolly.png"):
+        assert (out / name).stat().st_size > 0, name
+    for v in dolly.VARIANTS:
+        assert f"| {v.label} |" in text
+
+
+def test_table4_rows_agree_with_the_runs_and_the_model(results: Path, machine: dolly.Machine) -> None:
+    reports = _reports(results)
+    rows = {r["variant"]: r for r in _rows(results / "report" / "table4.csv")}
+    assert set(rows) == {v.key for v in dolly.VARIANTS}
+    for v in dolly.VARIANTS:
+        row = rows[v.key]
+        assert float(row["model_mbs"]) == pytest.approx(dolly.chain(machine, v).throughput / 1e6, abs=0.01)
+        run = kurmann.DOLLY_RUNS.get(v.key)
+        if run is None:
+            assert row["sim_mbs"] == "" and row["sim_relay_cpu"] == ""  # no invented numbers
+            continue
+        r = reports[run.key]
+        image = 16 * 2**20 if v.key == "fe" else 32 * 2**20
+        assert r["flows"][0]["bytes"] == image
+        assert float(row["sim_mbs"]) == pytest.approx(r["summary"]["goodput_bps"] / 8e6, abs=0.01)
+        assert row["sim_verified"] == "True"
+        relay_cpu = max(h["timing"]["cpu_utilization"] for h in r["hosts"] if h["name"] in ("n1", "n2"))
+        assert float(row["sim_relay_cpu"]) == pytest.approx(relay_cpu, abs=1e-4)
+        # the simulated node does what the model's "nicsim node" counts, so it cannot beat that bound
+        assert float(row["sim_mbs"]) <= float(row["nicsim_node_model_mbs"]) * 1.001
+
+
+def test_simulated_dolly_over_fast_ethernet_stays_under_the_wire_goodput(results: Path) -> None:
+    r = _reports(results)["dolly-fe"]
+    rate = r["summary"]["goodput_bps"] / 8
+    assert rate <= FE_GOODPUT
+    assert rate > 0.9 * FE_GOODPUT  # and the chain is wire-bound, not slowed by the disk or CPU
+    assert r["summary"]["verified"] is True
+
+
+def test_calibration_and_cpu_load_rows_agree_with_the_runs(results: Path) -> None:
+    reports = _reports(results)
+    cal = {r["quantity"]: r for r in _rows(results / "report" / "calibration.csv")}
+    std = reports["standard"]
+    bulk = float(cal["standard stack bulk throughput"]["nicsim_sim_mbs"])
+    assert bulk == pytest.approx(std["summary"]["goodput_bps"] / 8e6, abs=0.01)
+    assert float(cal["standard stack bulk throughput"]["study_mbs"]) == 42.0
+    assert bulk == pytest.approx(42.0, rel=0.1)
+    # the simulated receive copy runs at the profile's memcpy rate
+    assert float(cal["memcpy"]["nicsim_sim_mbs"]) == pytest.approx(92.0, rel=0.01)
+    # a bus busy moving bytes can never have moved them faster than its large-burst rate
+    assert float(cal["PCI large writes"]["nicsim_sim_mbs"]) <= float(cal["PCI large writes"]["nicsim_model_mbs"])
+    load = _rows(results / "report" / "cpu-load.csv")
+    assert {r["run"] for r in load} == {"standard", *(run.key for run in kurmann.DOLLY_RUNS.values())}
+    for row in load:
+        host = next(h for h in reports[row["run"]]["hosts"] if h["name"] == row["host"])
+        assert float(row["sim_cpu"]) == pytest.approx(host["timing"]["cpu_utilization"], abs=1e-4)
+        assert 0 < float(row["sim_cpu"]) <= 1
+
+
+def test_a_section_whose_runs_are_missing_is_left_out(results: Path, tmp_path: Path) -> None:
+    reports = _reports(results)
+    written = kurmann.write_report({"standard": reports["standard"]}, tmp_path, 0.0)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "## Calibration" in text
+    assert "## Table 4" not in text and "## Receiver CPU load" not in text
+    assert not (tmp_path / "table4.csv").exists()
+    assert {p.name for p in written} == {"calibration.csv", "report.md"}
+
+
+def test_the_packaged_standard_scenario_is_the_repository_one() -> None:
+    packaged = (Path(kurmann.__file__).parent / "standard.toml").read_text(encoding="utf-8")
+    assert packaged == (REPO / "scenarios" / "kurmann-standard.toml").read_text(encoding="utf-8")
