@@ -1,6 +1,7 @@
 //! Micro-benchmarks of the hot paths (`make bench`, `cargo bench -p
 //! nicsim-core --bench micro`): the event queue, the cost model's per-frame
-//! CPU job, TSO segmentation and checksum fill per packet, the payload
+//! CPU job, TSO segmentation and checksum fill per packet, LRO and GRO
+//! coalescing per packet, the payload
 //! pattern, and the offload (communication processor) command path. The
 //! figures go into docs/performance.md; none is asserted in a test.
 
@@ -8,6 +9,8 @@ use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion
 use nicsim_core::engine::{Dur, Priority, Scheduler, Time};
 use nicsim_core::host::cpu::{Class, Core, Job, Layer};
 use nicsim_core::host::timing;
+use nicsim_core::nic::gro::{Gro, GroConfig};
+use nicsim_core::nic::lro::{LroConfig, NicLro};
 use nicsim_core::nic::tso;
 use nicsim_core::workload::pattern::Pattern;
 use nicsim_core::{run_toml, RunOptions};
@@ -159,6 +162,41 @@ fn offload_engines(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.bench_function("tx-checksum-1500B", |b| {
         b.iter_batched_ref(|| one.clone(), |f| tso::fill_checksums(black_box(f)), BatchSize::SmallInput)
+    });
+    // Receive coalescing: the same 45 segments, in order, through the NIC
+    // LRO engine and through GRO, per input packet (frames cloned outside
+    // the timing).
+    let segments = tso::segment(&big, 1448);
+    group.throughput(Throughput::Elements(segments.len() as u64));
+    group.bench_function("lro-nic-45-segments", |b| {
+        b.iter_batched(
+            || segments.clone(),
+            |frames| {
+                let mut lro = NicLro::new(LroConfig::default());
+                let mut out = Vec::new();
+                for f in frames {
+                    lro.push(f, &mut out);
+                }
+                lro.flush(&mut out);
+                black_box(out)
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("gro-45-segments", |b| {
+        b.iter_batched(
+            || segments.clone(),
+            |frames| {
+                let mut gro = Gro::new(GroConfig::default());
+                let mut out = Vec::new();
+                for f in frames {
+                    gro.push(f, &mut out);
+                }
+                gro.flush(&mut out);
+                black_box(out)
+            },
+            BatchSize::SmallInput,
+        )
     });
     group.finish();
 }
