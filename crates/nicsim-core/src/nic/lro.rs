@@ -516,6 +516,13 @@ pub struct PcapReport {
     pub gro: Option<GroStats>,
 }
 
+impl PcapReport {
+    /// The report as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("plain data serialises")
+    }
+}
+
 /// Run `engine` over the Ethernet pcap `input` and write the frames the
 /// host would see to `output` (nanosecond pcap), each stamped with the
 /// input timestamp of its latest-arriving segment.
