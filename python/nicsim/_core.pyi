@@ -14,6 +14,7 @@ __all__ = [
     "pattern_bytes",
     "profiles",
     "profile_text",
+    "coalesce_pcap",
 ]
 
 PROBE_EVENTS: tuple[str, ...]
@@ -56,3 +57,9 @@ def resolve_scenario(text: str, source: str = "<string>") -> str: ...
 def pattern_bytes(seed: int, stream: int, offset: int, length: int) -> bytes: ...
 def profiles() -> list[tuple[str, str]]: ...
 def profile_text(name: str) -> str | None: ...
+def coalesce_pcap(
+    input: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    engine: str = "nic",
+    batch_gap_us: float = 20.0,
+) -> str: ...

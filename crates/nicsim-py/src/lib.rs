@@ -270,6 +270,26 @@ fn profile_text(name: &str) -> Option<&'static str> {
     timing::builtin(name)
 }
 
+/// Coalesce the Ethernet pcap `input` with the NIC LRO engine (`"nic"`,
+/// flushed at the end) or host GRO (`"gro"`, frames less than
+/// `batch_gap_us` apart form one poll batch); write the frames the host
+/// sees to `output` and return the statistics as JSON.
+#[pyfunction]
+#[pyo3(signature = (input, output, engine = "nic", batch_gap_us = 20.0))]
+fn coalesce_pcap(py: Python<'_>, input: PathBuf, output: PathBuf, engine: &str, batch_gap_us: f64) -> PyResult<String> {
+    use nicsim_core::nic::lro::Engine;
+    if !(batch_gap_us.is_finite() && batch_gap_us >= 0.0) {
+        return Err(PyValueError::new_err(format!("batch_gap_us must be a non-negative number, not {batch_gap_us}")));
+    }
+    let engine = match engine {
+        "nic" => Engine::Nic,
+        "gro" => Engine::Gro { batch_gap_ns: (batch_gap_us * 1000.0).round() as u64 },
+        other => return Err(PyValueError::new_err(format!("unknown engine \"{other}\"; engines are: nic, gro"))),
+    };
+    py.detach(|| nicsim_core::nic::lro::coalesce_pcap(&input, &output, engine).map(|r| r.to_json()))
+        .map_err(|e| to_py_err(py, e))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -283,5 +303,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pattern_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_text, m)?)?;
+    m.add_function(wrap_pyfunction!(coalesce_pcap, m)?)?;
     Ok(())
 }

@@ -32,7 +32,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::gro::{Gro, GroConfig, GroStats};
-use super::merge::{parse, seq_diff, Aggregate, FlowKey, Kind, TcpView, ETH, IP_MAX};
+use super::merge::{parse, seq_diff, Aggregate, FlowKey, Kind, TcpView, IP_MAX};
 use super::LroClass;
 use crate::error::Error;
 
@@ -516,6 +516,13 @@ pub struct PcapReport {
     pub gro: Option<GroStats>,
 }
 
+impl PcapReport {
+    /// The report as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("plain data serialises")
+    }
+}
+
 /// Run `engine` over the Ethernet pcap `input` and write the frames the
 /// host would see to `output` (nanosecond pcap), each stamped with the
 /// input timestamp of its latest-arriving segment.
@@ -598,10 +605,12 @@ fn write_pcap(path: &Path, frames: &[(Coalesced, u64)]) -> Result<(), Error> {
         endianness: Endianness::Little,
         ..Default::default()
     };
-    let mut w = PcapWriter::with_header(std::io::BufWriter::new(file), header).map_err(|e| Error::io(path.display(), e))?;
+    let mut w =
+        PcapWriter::with_header(std::io::BufWriter::new(file), header).map_err(|e| Error::io(path.display(), e))?;
     for (c, ns) in frames {
         let ts = std::time::Duration::from_nanos(*ns);
-        w.write_packet(&PcapPacket::new(ts, c.frame.len() as u32, &c.frame)).map_err(|e| Error::io(path.display(), e))?;
+        w.write_packet(&PcapPacket::new(ts, c.frame.len() as u32, &c.frame))
+            .map_err(|e| Error::io(path.display(), e))?;
     }
     w.into_writer().flush().map_err(|e| Error::io(path.display(), e))
 }
@@ -609,6 +618,7 @@ fn write_pcap(path: &Path, frames: &[(Coalesced, u64)]) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::super::merge::fixture::{check, data, pattern};
+    use super::super::merge::ETH;
     use super::*;
 
     const MSS: usize = 1460;
