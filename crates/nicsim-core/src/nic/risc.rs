@@ -238,6 +238,18 @@ impl CoreConfig {
         }
     }
 
+    /// Picoseconds the core spends on a frame (waiting for the bus
+    /// excluded): its instructions that cannot overlap the transfer at CPI
+    /// 1, then the transfer or the overlapped instructions, whichever is
+    /// longer. The core resumes the moment the DMA ends (synchroniser delay
+    /// neglected), so the time falls steadily as the clock rises, while
+    /// [`FrameCycles::idle`] counts the stall in whole cycles.
+    pub fn frame_ps(&self, f: &FrameCycles) -> u64 {
+        let hz = self.clock.0;
+        let dma = mul_div_ceil(f.bus_cycles, PS_PER_S, self.dma_hz());
+        mul_div_ceil(f.busy - f.overlapped, PS_PER_S, hz) + dma.max(mul_div_ceil(f.overlapped, PS_PER_S, hz))
+    }
+
     /// The smallest DMA/core clock ratio (to 10⁻⁶, rounded up) at which a
     /// frame of `class` and `size` has no idle cycles: the transfer fits in
     /// the instructions that can overlap it. `None` if no instruction can
@@ -568,9 +580,10 @@ pub fn simulate(cfg: &SimConfig, arrivals: &[Arrival]) -> Result<SimReport, Conf
         }
         if running.is_none() {
             if let Some((i, complete)) = ready.pop_front() {
-                let wait = mul_div_ceil(bus_free.saturating_sub(now), core.clock.0, PS_PER_S);
+                let wait_ps = bus_free.saturating_sub(now);
+                let wait = mul_div_ceil(wait_ps, core.clock.0, PS_PER_S);
                 let cycles = core.frame(arrivals[i].class, arrivals[i].size, wait);
-                let end = now + mul_div_ceil(cycles.total, PS_PER_S, core.clock.0);
+                let end = now + wait_ps + core.frame_ps(&cycles);
                 running = Some((i, complete, now, cycles));
                 push(&mut queue, end, Event::CoreDone);
             }
@@ -854,12 +867,12 @@ mod tests {
         c.program = [150; 5];
         let line = LineConfig { rate: Bandwidth(10_000_000_000), framing: 0, preamble: 0, ifg: 0, buffers: 2 };
         let cfg = SimConfig { core: c, line, host_dma: false };
-        // 125 B = 100 ns at 10 Gbps; headers 40 → 85 B moved, 22 bus cycles at 1 THz: 1 core cycle idle.
+        // 125 B = 100 ns at 10 Gbps; headers 40 → 85 B moved, 22 bus cycles at 1 THz: 22 ps, 1 core cycle idle.
         let arrivals = line.back_to_back(125, &[LroClass::Com], 4);
         let r = simulate(&cfg, &arrivals).unwrap();
-        // Frame 0 done at 100 + 151 = 251 ns; frame 1 runs 251..402;
+        // Frame 0 done at 100 + 150 + 0.022 ns; frame 1 runs from there;
         // frame 2 starts at 200 ns with buffer 0 still held: dropped;
-        // frame 3 starts at 300 ns: buffer 0 is free (251 ns).
+        // frame 3 starts at 300 ns: buffer 0 is free (250 ns).
         assert_eq!(r.dropped, vec![2]);
         assert_eq!(r.frames.iter().map(|f| f.index).collect::<Vec<_>>(), vec![0, 1, 3]);
     }

@@ -16,6 +16,7 @@ mod netperf;
 mod netpipe;
 mod offload;
 mod replay;
+mod risc;
 mod switch;
 mod timing;
 mod udp;
