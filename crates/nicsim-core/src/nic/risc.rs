@@ -706,13 +706,22 @@ pub fn min_core_clock(cfg: &SimConfig, size: u64, pattern: &[LroClass], n: usize
     while at_hi.drops() > 0 {
         if hi >= MAX_MHZ {
             let path = if matches!(cfg.core.dma, DmaClock::Fixed(_)) { "dma_clock" } else { "line_rate" };
+            let rbi = core_dma_ns(&probe_cfg.core, size);
+            let host = if cfg.host_dma { host_dma_ns(&probe_cfg.core, size) } else { 0.0 };
+            let needs = if cfg.host_dma {
+                format!(
+                    "the bus needs {:.1} ns per frame at {} Hz (RBI -> RB {rbi:.1} ns, RB -> host {host:.1} ns)",
+                    rbi + host,
+                    probe_cfg.core.dma_hz()
+                )
+            } else {
+                format!("the DMA ({} Hz) needs {rbi:.1} ns per frame", probe_cfg.core.dma_hz())
+            };
             return Err(ConfigError::new(
                 path,
                 format!(
-                    "no core clock up to 1 THz sustains {} with {size}-byte packets: the DMA ({} Hz) needs {:.1} ns per frame, the line delivers one every {:.1} ns",
+                    "no core clock up to 1 THz sustains {} with {size}-byte packets: {needs}, the line delivers one every {:.1} ns",
                     cfg.line.rate,
-                    probe_cfg.core.dma_hz(),
-                    core_dma_ns(&probe_cfg.core, size),
                     cfg.line.ps(cfg.line.wire_bytes(size)) as f64 / 1e3
                 ),
             ));
@@ -754,6 +763,13 @@ pub fn min_core_clock(cfg: &SimConfig, size: u64, pattern: &[LroClass], n: usize
 /// Nanoseconds the DMA needs for one frame's RBI → RB move.
 fn core_dma_ns(core: &CoreConfig, size: u64) -> f64 {
     core.transfer_bus_cycles(core.moved_bytes(size)) as f64 * 1e9 / core.dma_hz() as f64
+}
+
+/// Nanoseconds of bus per frame for moving full aggregates RB → host
+/// (one transfer of `window` payloads and the head's headers per `window` frames).
+fn host_dma_ns(core: &CoreConfig, size: u64) -> f64 {
+    let bytes = core.window * core.moved_bytes(size) + core.headers;
+    core.transfer_bus_cycles(bytes) as f64 * 1e9 / core.dma_hz() as f64 / core.window as f64
 }
 
 /// Software LRO on the host, run on nicsim's CPU model.
