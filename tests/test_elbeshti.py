@@ -132,3 +132,10 @@ def test_bad_arguments_name_the_field() -> None:
     with pytest.raises(_core.ScenarioError) as e:
         _core.risc_simulate(1500, 100 * GBPS, 10**9, arrivals=[(0, 1500, "COM"), (10, 1500, "COM")])
     assert e.value.path == "arrivals[1].time"
+    with pytest.raises(_core.ScenarioError) as e:
+        _core.risc_simulate(1500, 100 * GBPS, 0)
+    assert e.value.path == "core_clock_hz"
+    # A fixed DMA too slow for the line: no core clock helps, and the error says why.
+    with pytest.raises(_core.ScenarioError) as e:
+        _core.risc_min_clock(1500, 100 * GBPS, dma_clock_hz=1_000_000_000, packets=100)
+    assert e.value.path == "dma_clock_hz" and "366.0 ns" in e.value.reason

@@ -275,6 +275,20 @@ fn profile_text(name: &str) -> Option<&'static str> {
     timing::builtin(name)
 }
 
+/// A `risc` error as a `ScenarioError` naming the keyword argument
+/// (`core_clock` → `core_clock_hz`, `line_rate` → `line_rate_bps`, …).
+fn risc_error(py: Python<'_>, e: ConfigError) -> PyErr {
+    let path = match e.path.as_str() {
+        "core_clock" => "core_clock_hz",
+        "dma_clock" => "dma_clock_hz",
+        "line_rate" => "line_rate_bps",
+        "clock" => "clock_hz",
+        "window" => "window_s",
+        other => other,
+    };
+    scenario_error(py, &ConfigError::new(path, e.reason))
+}
+
 /// The NIC core's knobs from keyword arguments: the DMA at `dma_ratio` ×
 /// the core clock or at `dma_clock_hz` (default: 5×, the study's Table I),
 /// `program` overriding busy instructions per class name.
@@ -376,7 +390,7 @@ fn risc_cycles<'py>(
     classes: Option<Vec<String>>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let core =
-        risc_core(core_clock_hz, dma_ratio, dma_clock_hz, overlap, program).map_err(|e| scenario_error(py, &e))?;
+        risc_core(core_clock_hz, dma_ratio, dma_clock_hz, overlap, program).map_err(|e| risc_error(py, e))?;
     let classes = match classes {
         None => LroClass::ALL.to_vec(),
         Some(names) => risc_pattern(Some(names))
@@ -420,7 +434,7 @@ fn risc_simulate<'py>(
     ifg: u64,
     arrivals: Option<Vec<(u64, u64, String)>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let err = |e: ConfigError| scenario_error(py, &e);
+    let err = |e: ConfigError| risc_error(py, e);
     let core = risc_core(core_clock_hz, dma_ratio, dma_clock_hz, overlap, program).map_err(err)?;
     let line = risc_line(line_rate_bps, buffers, framing, preamble, ifg).map_err(err)?;
     let stream = match arrivals {
@@ -491,7 +505,7 @@ fn risc_min_clock<'py>(
     preamble: u64,
     ifg: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let err = |e: ConfigError| scenario_error(py, &e);
+    let err = |e: ConfigError| risc_error(py, e);
     let core = risc_core(1_000_000, dma_ratio, dma_clock_hz, overlap, program).map_err(err)?;
     let line = risc_line(line_rate_bps, buffers, framing, preamble, ifg).map_err(err)?;
     let pattern = risc_pattern(pattern).map_err(err)?;
@@ -532,7 +546,7 @@ fn host_lro<'py>(
     }
     let host = risc::HostLro { clock: Frequency(clock_hz), cost: timing::Cost { cycles, mem: 0 }, overhead };
     let window = Dur((window_s * 1e12).round() as u64);
-    let l = py.detach(|| host.load(Bandwidth(line_rate_bps), size, window)).map_err(|e| scenario_error(py, &e))?;
+    let l = py.detach(|| host.load(Bandwidth(line_rate_bps), size, window)).map_err(|e| risc_error(py, e))?;
     let d = PyDict::new(py);
     d.set_item("packets_per_s", l.packets_per_s)?;
     d.set_item("cycles_per_packet", l.cycles_per_packet)?;

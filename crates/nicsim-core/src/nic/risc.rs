@@ -820,6 +820,9 @@ impl HostLro {
         if size == 0 {
             return Err(ConfigError::new("size", "must be at least 1 byte"));
         }
+        if window.0 == 0 {
+            return Err(ConfigError::new("window", "must be longer than 0 s"));
+        }
         let bits = (size + self.overhead) * 8;
         let packets_per_s = rate.0 as f64 / bits as f64;
         let cycles = self.cost.total(0);
