@@ -389,8 +389,7 @@ fn risc_cycles<'py>(
     program: Option<BTreeMap<String, u64>>,
     classes: Option<Vec<String>>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let core =
-        risc_core(core_clock_hz, dma_ratio, dma_clock_hz, overlap, program).map_err(|e| risc_error(py, e))?;
+    let core = risc_core(core_clock_hz, dma_ratio, dma_clock_hz, overlap, program).map_err(|e| risc_error(py, e))?;
     let classes = match classes {
         None => LroClass::ALL.to_vec(),
         Some(names) => risc_pattern(Some(names))
