@@ -2,6 +2,7 @@
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 __all__ = [
     "PROBE_EVENTS",
@@ -15,6 +16,11 @@ __all__ = [
     "profiles",
     "profile_text",
     "coalesce_pcap",
+    "risc_cycles",
+    "risc_simulate",
+    "risc_min_clock",
+    "risc_budget_ns",
+    "host_lro",
 ]
 
 PROBE_EVENTS: tuple[str, ...]
@@ -63,3 +69,53 @@ def coalesce_pcap(
     engine: str = "nic",
     batch_gap_us: float = 20.0,
 ) -> str: ...
+def risc_cycles(
+    size: int,
+    core_clock_hz: int = 1_000_000_000,
+    dma_ratio: float | None = None,
+    dma_clock_hz: int | None = None,
+    overlap: int = 7,
+    program: dict[str, int] | None = None,
+    classes: list[str] | None = None,
+) -> list[dict[str, Any]]: ...
+def risc_simulate(
+    size: int,
+    line_rate_bps: int,
+    core_clock_hz: int,
+    dma_ratio: float | None = None,
+    dma_clock_hz: int | None = None,
+    packets: int = 1000,
+    pattern: list[str] | None = None,
+    host_dma: bool = False,
+    overlap: int = 7,
+    program: dict[str, int] | None = None,
+    buffers: int = 2,
+    framing: int = 18,
+    preamble: int = 8,
+    ifg: int = 12,
+    arrivals: list[tuple[int, int, str]] | None = None,
+) -> dict[str, Any]: ...
+def risc_min_clock(
+    size: int,
+    line_rate_bps: int,
+    dma_ratio: float | None = None,
+    dma_clock_hz: int | None = None,
+    packets: int = 2000,
+    pattern: list[str] | None = None,
+    host_dma: bool = False,
+    overlap: int = 7,
+    program: dict[str, int] | None = None,
+    buffers: int = 2,
+    framing: int = 18,
+    preamble: int = 8,
+    ifg: int = 12,
+) -> dict[str, Any]: ...
+def risc_budget_ns(line_rate_bps: int, frame: int, overhead: int = 20) -> float: ...
+def host_lro(
+    line_rate_bps: int = 10_000_000_000,
+    size: int = 1500,
+    clock_hz: int = 4_000_000_000,
+    cycles: int = 2927,
+    overhead: int = 38,
+    window_s: float = 0.01,
+) -> dict[str, Any]: ...

@@ -13,10 +13,15 @@
 //! the run returns.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 
+use nicsim_core::engine::units::{Bandwidth, Frequency};
+use nicsim_core::engine::{Dur, Time};
 use nicsim_core::host::timing;
+use nicsim_core::nic::risc;
+use nicsim_core::nic::LroClass;
 use nicsim_core::probe::observer::{Observer, ProbeEvent as CoreEvent, EVENTS};
 use nicsim_core::{ConfigError, Error, RunOptions};
 use pyo3::exceptions::{PyKeyError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
@@ -290,6 +295,297 @@ fn coalesce_pcap(py: Python<'_>, input: PathBuf, output: PathBuf, engine: &str, 
         .map_err(|e| to_py_err(py, e))
 }
 
+/// A `risc` error as a `ScenarioError` naming the keyword argument
+/// (`core_clock` → `core_clock_hz`, `line_rate` → `line_rate_bps`, …).
+fn risc_error(py: Python<'_>, e: ConfigError) -> PyErr {
+    let path = match e.path.as_str() {
+        "core_clock" => "core_clock_hz",
+        "dma_clock" => "dma_clock_hz",
+        "line_rate" => "line_rate_bps",
+        "clock" => "clock_hz",
+        "window" => "window_s",
+        other => other,
+    };
+    scenario_error(py, &ConfigError::new(path, e.reason))
+}
+
+/// The NIC core's knobs from keyword arguments: the DMA at `dma_ratio` ×
+/// the core clock or at `dma_clock_hz` (default: 5×, the study's Table I),
+/// `program` overriding busy instructions per class name.
+fn risc_core(
+    core_clock_hz: u64,
+    dma_ratio: Option<f64>,
+    dma_clock_hz: Option<u64>,
+    overlap: u64,
+    program: Option<BTreeMap<String, u64>>,
+) -> Result<risc::CoreConfig, ConfigError> {
+    let dma = match (dma_ratio, dma_clock_hz) {
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::new("dma_clock_hz", "give dma_ratio or dma_clock_hz, not both"));
+        }
+        (Some(r), None) => risc::DmaClock::Ratio(r),
+        (None, Some(hz)) => risc::DmaClock::Fixed(Frequency(hz)),
+        (None, None) => risc::DmaClock::Ratio(5.0),
+    };
+    let mut core = risc::CoreConfig::study(Frequency(core_clock_hz), dma);
+    core.overlap = overlap;
+    for (name, n) in program.unwrap_or_default() {
+        let Some(class) = risc::class_by_name(&name) else {
+            return Err(ConfigError::new(
+                format!("program.{name}"),
+                "unknown class; classes are BOM, COM, EOM, SSM, OOP",
+            ));
+        };
+        let i = LroClass::ALL.iter().position(|c| *c == class).expect("in ALL");
+        core.program[i] = n;
+    }
+    core.validate("")?;
+    Ok(core)
+}
+
+/// A class pattern from names (default: the bulk pattern, 1 BOM, 18 COM, 1 EOM).
+fn risc_pattern(pattern: Option<Vec<String>>) -> Result<Vec<LroClass>, ConfigError> {
+    let Some(names) = pattern else { return Ok(risc::bulk_pattern()) };
+    if names.is_empty() {
+        return Err(ConfigError::new("pattern", "needs at least one class"));
+    }
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            risc::class_by_name(n).ok_or_else(|| {
+                ConfigError::new(
+                    format!("pattern[{i}]"),
+                    format!("unknown class \"{n}\"; classes are BOM, COM, EOM, SSM, OOP"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The line: rate and per-frame overheads in bytes.
+fn risc_line(
+    line_rate_bps: u64,
+    buffers: usize,
+    framing: u64,
+    preamble: u64,
+    ifg: u64,
+) -> Result<risc::LineConfig, ConfigError> {
+    let line = risc::LineConfig { rate: Bandwidth(line_rate_bps), framing, preamble, ifg, buffers };
+    line.validate("")?;
+    Ok(line)
+}
+
+fn frame_dict<'py>(py: Python<'py>, core: &risc::CoreConfig, f: &risc::FrameCycles) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("class", f.class.name())?;
+    d.set_item("size", f.size)?;
+    d.set_item("moved_bytes", f.moved_bytes)?;
+    d.set_item("bus_cycles", f.bus_cycles)?;
+    d.set_item("dma_core_cycles", f.dma_core_cycles)?;
+    d.set_item("busy", f.busy)?;
+    d.set_item("bus_instructions", f.bus_instructions)?;
+    d.set_item("overlapped", f.overlapped)?;
+    d.set_item("idle", f.idle)?;
+    d.set_item("total", f.total)?;
+    d.set_item("time_ns", core.frame_ps(f) as f64 / 1e3)?;
+    Ok(d)
+}
+
+/// Core cycles per frame of IP length `size` for each class (or those in
+/// `classes`), with the DMA at `dma_ratio` × the core clock or at
+/// `dma_clock_hz`: a list of dicts with `class`, `busy`, `idle`, `total`,
+/// the bus cycles and the DMA/core ratio at which idle vanishes.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (size, core_clock_hz = 1_000_000_000, dma_ratio = None, dma_clock_hz = None, overlap = 7, program = None, classes = None))]
+fn risc_cycles<'py>(
+    py: Python<'py>,
+    size: u64,
+    core_clock_hz: u64,
+    dma_ratio: Option<f64>,
+    dma_clock_hz: Option<u64>,
+    overlap: u64,
+    program: Option<BTreeMap<String, u64>>,
+    classes: Option<Vec<String>>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let core = risc_core(core_clock_hz, dma_ratio, dma_clock_hz, overlap, program).map_err(|e| risc_error(py, e))?;
+    let classes = match classes {
+        None => LroClass::ALL.to_vec(),
+        Some(names) => risc_pattern(Some(names))
+            .map_err(|e| scenario_error(py, &ConfigError::new(e.path.replacen("pattern", "classes", 1), e.reason)))?,
+    };
+    classes
+        .into_iter()
+        .map(|class| {
+            let d = frame_dict(py, &core, &core.frame(class, size))?;
+            d.set_item("idle_free_ratio", core.idle_free_ratio(class, size))?;
+            d.set_item("core_clock_hz", core.clock.0)?;
+            d.set_item("dma_clock_hz", core.dma_hz())?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Simulate `packets` frames of IP length `size` arriving back to back at
+/// `line_rate_bps` (classes cycling through `pattern`, default the bulk
+/// pattern) through the two RBI buffers and the core; or the given
+/// `arrivals` as `(start_ps, size, class)`. Returns totals, drops and one
+/// dict per processed frame.
+#[pyfunction]
+#[pyo3(signature = (size, line_rate_bps, core_clock_hz, dma_ratio = None, dma_clock_hz = None, packets = 1000, pattern = None, host_dma = false, overlap = 7, program = None, buffers = 2, framing = 18, preamble = 8, ifg = 12, arrivals = None))]
+#[allow(clippy::too_many_arguments)]
+fn risc_simulate<'py>(
+    py: Python<'py>,
+    size: u64,
+    line_rate_bps: u64,
+    core_clock_hz: u64,
+    dma_ratio: Option<f64>,
+    dma_clock_hz: Option<u64>,
+    packets: usize,
+    pattern: Option<Vec<String>>,
+    host_dma: bool,
+    overlap: u64,
+    program: Option<BTreeMap<String, u64>>,
+    buffers: usize,
+    framing: u64,
+    preamble: u64,
+    ifg: u64,
+    arrivals: Option<Vec<(u64, u64, String)>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let err = |e: ConfigError| risc_error(py, e);
+    let core = risc_core(core_clock_hz, dma_ratio, dma_clock_hz, overlap, program).map_err(err)?;
+    let line = risc_line(line_rate_bps, buffers, framing, preamble, ifg).map_err(err)?;
+    let stream = match arrivals {
+        Some(list) => list
+            .into_iter()
+            .enumerate()
+            .map(|(i, (start, size, class))| {
+                let class = risc::class_by_name(&class).ok_or_else(|| {
+                    ConfigError::new(format!("arrivals[{i}].class"), format!("unknown class \"{class}\""))
+                })?;
+                Ok(risc::Arrival { start: Time(start), size, class })
+            })
+            .collect::<Result<Vec<_>, ConfigError>>()
+            .map_err(err)?,
+        None => line.back_to_back(size, &risc_pattern(pattern).map_err(err)?, packets),
+    };
+    let cfg = risc::SimConfig { core, line, host_dma };
+    let report = py.detach(|| risc::simulate(&cfg, &stream)).map_err(err)?;
+    let d = PyDict::new(py);
+    d.set_item("offered", report.offered)?;
+    d.set_item("processed", report.frames.len())?;
+    d.set_item("drops", report.drops())?;
+    d.set_item("dropped", report.dropped.clone())?;
+    d.set_item("busy_cycles", report.busy_cycles)?;
+    d.set_item("idle_cycles", report.idle_cycles)?;
+    d.set_item("busy_share", report.busy_share())?;
+    d.set_item("idle_share", report.idle_share())?;
+    d.set_item("span_ps", report.span_ps)?;
+    d.set_item("host_transfers", report.host_transfers.len())?;
+    d.set_item("host_bytes", report.host_transfers.iter().map(|t| t.bytes).sum::<u64>())?;
+    d.set_item("rb_drops", report.rb_drops)?;
+    let frames = report
+        .frames
+        .iter()
+        .map(|f| {
+            let fd = frame_dict(py, &cfg.core, &f.cycles)?;
+            fd.set_item("index", f.index)?;
+            fd.set_item("complete_ps", f.complete.0)?;
+            fd.set_item("start_ps", f.start.0)?;
+            fd.set_item("end_ps", f.end.0)?;
+            Ok(fd)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    d.set_item("frames", frames)?;
+    Ok(d)
+}
+
+/// The lowest core clock (to 1 MHz) at which `packets` frames of IP length
+/// `size` arriving back to back at `line_rate_bps` see no RBI overrun,
+/// found by bisection over simulations; the DMA at `dma_ratio` × the core
+/// clock or at `dma_clock_hz`.
+#[pyfunction]
+#[pyo3(signature = (size, line_rate_bps, dma_ratio = None, dma_clock_hz = None, packets = 2000, pattern = None, host_dma = false, overlap = 7, program = None, buffers = 2, framing = 18, preamble = 8, ifg = 12))]
+#[allow(clippy::too_many_arguments)]
+fn risc_min_clock<'py>(
+    py: Python<'py>,
+    size: u64,
+    line_rate_bps: u64,
+    dma_ratio: Option<f64>,
+    dma_clock_hz: Option<u64>,
+    packets: usize,
+    pattern: Option<Vec<String>>,
+    host_dma: bool,
+    overlap: u64,
+    program: Option<BTreeMap<String, u64>>,
+    buffers: usize,
+    framing: u64,
+    preamble: u64,
+    ifg: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let err = |e: ConfigError| risc_error(py, e);
+    let core = risc_core(1_000_000, dma_ratio, dma_clock_hz, overlap, program).map_err(err)?;
+    let line = risc_line(line_rate_bps, buffers, framing, preamble, ifg).map_err(err)?;
+    let pattern = risc_pattern(pattern).map_err(err)?;
+    let cfg = risc::SimConfig { core, line, host_dma };
+    let m = py.detach(|| risc::min_core_clock(&cfg, size, &pattern, packets)).map_err(err)?;
+    let d = PyDict::new(py);
+    d.set_item("clock_hz", m.clock.0)?;
+    d.set_item("clock_mhz", m.clock.0 / 1_000_000)?;
+    d.set_item("frames", m.frames)?;
+    d.set_item("probes", m.probes)?;
+    d.set_item("drops_below", m.drops_below)?;
+    d.set_item("mean_total_cycles", m.mean_total_cycles)?;
+    d.set_item("mean_idle_cycles", m.mean_idle_cycles)?;
+    d.set_item("arrival_interval_ns", m.arrival_interval_ps / 1e3)?;
+    Ok(d)
+}
+
+/// Software LRO on the host at `line_rate_bps` with IP packets of `size`
+/// bytes (plus `overhead` bytes on the wire), `cycles` per packet on a
+/// `clock_hz` core: packets/s, the share of one core by arithmetic and as
+/// measured on nicsim's CPU model over `window_s` seconds.
+#[pyfunction]
+#[pyo3(signature = (line_rate_bps = 10_000_000_000, size = 1500, clock_hz = 4_000_000_000, cycles = 2927, overhead = 38, window_s = 0.01))]
+fn host_lro<'py>(
+    py: Python<'py>,
+    line_rate_bps: u64,
+    size: u64,
+    clock_hz: u64,
+    cycles: u64,
+    overhead: u64,
+    window_s: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    if !(window_s.is_finite() && window_s > 0.0 && window_s <= 10.0) {
+        return Err(scenario_error(
+            py,
+            &ConfigError::new("window_s", format!("must be above 0 and at most 10 s, got {window_s}")),
+        ));
+    }
+    let host = risc::HostLro { clock: Frequency(clock_hz), cost: timing::Cost { cycles, mem: 0 }, overhead };
+    let window = Dur((window_s * 1e12).round() as u64);
+    let l = py.detach(|| host.load(Bandwidth(line_rate_bps), size, window)).map_err(|e| risc_error(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("packets_per_s", l.packets_per_s)?;
+    d.set_item("cycles_per_packet", l.cycles_per_packet)?;
+    d.set_item("share", l.share)?;
+    d.set_item("simulated_share", l.simulated_share)?;
+    d.set_item("simulated_packets", l.simulated_packets)?;
+    Ok(d)
+}
+
+/// Nanoseconds between frame starts at `line_rate_bps` for `frame` bytes
+/// plus `overhead` (preamble/SFD 8 + gap 12 by default).
+#[pyfunction]
+#[pyo3(signature = (line_rate_bps, frame, overhead = 20))]
+fn risc_budget_ns(py: Python<'_>, line_rate_bps: u64, frame: u64, overhead: u64) -> PyResult<f64> {
+    if line_rate_bps == 0 {
+        return Err(scenario_error(py, &ConfigError::new("line_rate_bps", "must be above 0 bit/s")));
+    }
+    Ok(risc::budget_ns(Bandwidth(line_rate_bps), frame, overhead))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -304,5 +600,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_text, m)?)?;
     m.add_function(wrap_pyfunction!(coalesce_pcap, m)?)?;
+    m.add_function(wrap_pyfunction!(risc_cycles, m)?)?;
+    m.add_function(wrap_pyfunction!(risc_simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(risc_min_clock, m)?)?;
+    m.add_function(wrap_pyfunction!(risc_budget_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(host_lro, m)?)?;
     Ok(())
 }

@@ -257,7 +257,7 @@ def report(
 
 
 @click.command()
-@click.argument("study", type=click.Choice(["kurmann", "ortiz", "won"]))
+@click.argument("study", type=click.Choice(["elbeshti", "kurmann", "ortiz", "won"]))
 @click.option(
     "--executor",
     type=click.Choice(["local", "dask"]),

@@ -17,6 +17,7 @@ from nicsim.campaign.executors import Executor
 from nicsim.campaign.reproduction import Reproduction
 
 STUDIES = {
+    "elbeshti": "nicsim.studies.elbeshti",
     "kurmann": "nicsim.studies.kurmann",
     "ortiz": "nicsim.studies.ortiz",
     "won": "nicsim.studies.won",

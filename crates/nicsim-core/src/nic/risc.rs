@@ -25,8 +25,11 @@
 //! with `dma` the transfer in core cycles, rounded up.
 //!
 //! Optionally the DMA also moves each flushed aggregate RB → host over the
-//! same bus (read and write, like RBI → RB); the core then waits, idle, for
-//! the bus at the start of its next frame. Not modelled: instruction fetch
+//! same bus (read and write, like RBI → RB), in the bus time the core's
+//! loads and stores and the RBI → RB moves leave free; when those transfers
+//! fall behind, RB (64 pages × 30 KB) fills and arriving frames are dropped.
+//! The wait of a frame's own move behind a host burst already on the bus is
+//! neglected (bursts are short beside a frame). Not modelled: instruction fetch
 //! (the program is in a separate instruction memory, so fetches never use
 //! the bus), the CAM and FIFO accesses beyond the study's instruction
 //! counts, the host interface's own timing, bus arbitration other than first
@@ -134,6 +137,8 @@ pub struct CoreConfig {
     /// Frames an aggregate holds at most before it is flushed (the study's
     /// CAM flush and interrupt-moderation window: 20).
     pub window: u64,
+    /// RB memory: 64 pages × 30 KB (the study), taken as 30 × 1024 B a page.
+    pub rb_bytes: u64,
 }
 
 impl CoreConfig {
@@ -148,6 +153,7 @@ impl CoreConfig {
             program: LroClass::ALL.map(LroClass::busy_instructions),
             headers: 40,
             window: 20,
+            rb_bytes: 64 * 30 * 1024,
         }
     }
 
@@ -214,15 +220,14 @@ impl CoreConfig {
         self.overlap.min(self.mix.free_instructions(self.program[idx(class)]))
     }
 
-    /// Core cycles for one frame of `class` and IP length `size`, after
-    /// `bus_wait` idle cycles waiting for a transfer to the host to free the bus.
-    pub fn frame(&self, class: LroClass, size: u64, bus_wait: u64) -> FrameCycles {
+    /// Core cycles for one frame of `class` and IP length `size`.
+    pub fn frame(&self, class: LroClass, size: u64) -> FrameCycles {
         let moved = self.moved_bytes(size);
         let bus = self.transfer_bus_cycles(moved);
         let dma = self.bus_to_core_cycles(bus);
         let busy = self.program[idx(class)];
         let overlapped = self.overlappable(class).min(dma);
-        let idle = dma - overlapped + bus_wait;
+        let idle = dma - overlapped;
         FrameCycles {
             class,
             size,
@@ -232,10 +237,21 @@ impl CoreConfig {
             busy,
             bus_instructions: self.mix.bus_instructions(busy),
             overlapped,
-            bus_wait,
             idle,
             total: busy + idle,
         }
+    }
+
+    /// Picoseconds the core spends on a frame (waiting for the bus
+    /// excluded): its instructions that cannot overlap the transfer at CPI
+    /// 1, then the transfer or the overlapped instructions, whichever is
+    /// longer. The core resumes the moment the DMA ends (synchroniser delay
+    /// neglected), so the time falls steadily as the clock rises, while
+    /// [`FrameCycles::idle`] counts the stall in whole cycles.
+    pub fn frame_ps(&self, f: &FrameCycles) -> u64 {
+        let hz = self.clock.0;
+        let dma = mul_div_ceil(f.bus_cycles, PS_PER_S, self.dma_hz());
+        mul_div_ceil(f.busy - f.overlapped, PS_PER_S, hz) + dma.max(mul_div_ceil(f.overlapped, PS_PER_S, hz))
     }
 
     /// The smallest DMA/core clock ratio (to 10⁻⁶, rounded up) at which a
@@ -272,8 +288,6 @@ pub struct FrameCycles {
     pub bus_instructions: u64,
     /// Instructions run while the DMA held the bus.
     pub overlapped: u64,
-    /// Idle cycles spent waiting for a transfer to the host (included in `idle`).
-    pub bus_wait: u64,
     /// Idle cycles: the core stalled for the bus.
     pub idle: u64,
     /// Total cycles: `busy + idle`.
@@ -358,7 +372,9 @@ pub struct SimConfig {
     pub core: CoreConfig,
     /// Line and RBI.
     pub line: LineConfig,
-    /// Move each flushed aggregate RB → host over the same bus.
+    /// Move each flushed aggregate RB → host over the same bus, in the bus
+    /// time the core and the RBI → RB moves leave free; a frame finding no
+    /// room in RB is dropped.
     pub host_dma: bool,
 }
 
@@ -388,9 +404,10 @@ pub struct FrameRecord {
 /// An aggregate moved RB → host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostTransfer {
-    /// Bus taken.
-    pub start: Time,
-    /// Bus released.
+    /// The aggregate was flushed and queued for the bus.
+    pub queued: Time,
+    /// Its last bus cycle (to the end of the frame it finished in, if the
+    /// core was busy then).
     pub end: Time,
     /// Bytes moved (payloads plus the head's headers).
     pub bytes: u64,
@@ -405,8 +422,11 @@ pub struct SimReport {
     pub offered: usize,
     /// Frames the core processed, in order.
     pub frames: Vec<FrameRecord>,
-    /// Indices of frames dropped for want of a free RBI buffer (overruns).
+    /// Indices of dropped frames: no free RBI buffer (overruns), or with
+    /// `host_dma`, no room in RB.
     pub dropped: Vec<usize>,
+    /// Of the drops, those for want of room in RB.
+    pub rb_drops: usize,
     /// Transfers to the host (empty unless `host_dma`).
     pub host_transfers: Vec<HostTransfer>,
     /// Busy core cycles, all frames.
@@ -440,6 +460,49 @@ impl SimReport {
             0.0
         } else {
             self.idle_cycles as f64 / t as f64
+        }
+    }
+}
+
+/// Transfers RB → host waiting for the bus: they take the bus time the
+/// core and its RBI → RB moves leave free, first come first served.
+struct HostBus {
+    dma_hz: u64,
+    /// (flushed at, bytes, frames, bus cycles left).
+    pending: VecDeque<(u64, u64, u64, u64)>,
+}
+
+impl HostBus {
+    fn new(dma_hz: u64) -> Self {
+        HostBus { dma_hz, pending: VecDeque::new() }
+    }
+
+    fn queue(&mut self, now: u64, bytes: u64, frames: u64, bus_cycles: u64) {
+        self.pending.push_back((now, bytes, frames, bus_cycles));
+    }
+
+    fn pending_bytes(&self) -> u64 {
+        self.pending.iter().map(|p| p.1).sum()
+    }
+
+    /// Give the transfers `free` ps of bus time. `from` is when that time
+    /// starts if `contiguous` (the core was idle: a transfer ends exactly
+    /// when its cycles are done); otherwise the free time is spread over a
+    /// frame that ended at `from`, and transfers finishing in it end then.
+    fn run(&mut self, from: u64, mut free: u64, contiguous: bool, done: &mut Vec<HostTransfer>) {
+        let mut t = from;
+        while let Some(front) = self.pending.front_mut() {
+            let need = mul_div_ceil(front.3, PS_PER_S, self.dma_hz);
+            if need > free {
+                front.3 -= mul_div_floor(free, self.dma_hz, PS_PER_S).min(front.3);
+                return;
+            }
+            free -= need;
+            if contiguous {
+                t += need;
+            }
+            let (queued, bytes, frames, _) = self.pending.pop_front().expect("front exists");
+            done.push(HostTransfer { queued: Time(queued), end: Time(t), bytes, frames });
         }
     }
 }
@@ -486,12 +549,14 @@ pub fn simulate(cfg: &SimConfig, arrivals: &[Arrival]) -> Result<SimReport, Conf
     let mut held = vec![false; arrivals.len()];
     let mut ready: VecDeque<(usize, u64)> = VecDeque::new();
     let mut running: Option<(usize, u64, u64, FrameCycles)> = None;
-    let mut bus_free = 0u64;
+    let mut host = HostBus::new(core.dma_hz());
+    let mut last_end = arrivals.first().map_or(0, |a| a.start.0);
     let (mut list_bytes, mut list_frames) = (0u64, 0u64);
     let mut report = SimReport {
         offered: arrivals.len(),
         frames: Vec::with_capacity(arrivals.len()),
         dropped: Vec::new(),
+        rb_drops: 0,
         host_transfers: Vec::new(),
         busy_cycles: 0,
         idle_cycles: 0,
@@ -518,6 +583,11 @@ pub fn simulate(cfg: &SimConfig, arrivals: &[Arrival]) -> Result<SimReport, Conf
                 let (i, complete, start, cycles) = running.take().expect("a frame was running");
                 free_buffers += 1;
                 held[i] = false;
+                last_end = now;
+                // The bus cycles the frame left free go to the host transfers.
+                let used = mul_div_ceil(cycles.bus_instructions, PS_PER_S, core.clock.0)
+                    + mul_div_ceil(cycles.bus_cycles, PS_PER_S, core.dma_hz());
+                host.run(now, (now - start).saturating_sub(used), false, &mut report.host_transfers);
                 report.busy_cycles += cycles.busy;
                 report.idle_cycles += cycles.idle;
                 report.frames.push(FrameRecord {
@@ -552,30 +622,34 @@ pub fn simulate(cfg: &SimConfig, arrivals: &[Arrival]) -> Result<SimReport, Conf
                 if flush || list_frames >= core.window {
                     if cfg.host_dma && list_frames > 0 {
                         let bytes = list_bytes + core.headers;
-                        let ps = mul_div_ceil(core.transfer_bus_cycles(bytes), PS_PER_S, core.dma_hz());
-                        let start = bus_free.max(now);
-                        bus_free = start + ps;
-                        report.host_transfers.push(HostTransfer {
-                            start: Time(start),
-                            end: Time(bus_free),
-                            bytes,
-                            frames: list_frames,
-                        });
+                        host.queue(now, bytes, list_frames, core.transfer_bus_cycles(bytes));
                     }
                     (list_bytes, list_frames) = (0, 0);
                 }
             }
         }
-        if running.is_none() {
-            if let Some((i, complete)) = ready.pop_front() {
-                let wait = mul_div_ceil(bus_free.saturating_sub(now), core.clock.0, PS_PER_S);
-                let cycles = core.frame(arrivals[i].class, arrivals[i].size, wait);
-                let end = now + mul_div_ceil(cycles.total, PS_PER_S, core.clock.0);
-                running = Some((i, complete, now, cycles));
-                push(&mut queue, end, Event::CoreDone);
+        while running.is_none() {
+            let Some((i, complete)) = ready.pop_front() else { break };
+            // While the core waited for a frame the bus was free.
+            host.run(last_end, now - last_end.min(now), true, &mut report.host_transfers);
+            last_end = now;
+            let a = &arrivals[i];
+            if cfg.host_dma && host.pending_bytes() + list_bytes + core.moved_bytes(a.size) > core.rb_bytes {
+                // No room in RB: the frame is dropped and its buffer freed.
+                report.dropped.push(i);
+                report.rb_drops += 1;
+                free_buffers += 1;
+                held[i] = false;
+                continue;
             }
+            let cycles = core.frame(a.class, a.size);
+            running = Some((i, complete, now, cycles));
+            push(&mut queue, now + core.frame_ps(&cycles), Event::CoreDone);
         }
     }
+    // After the last frame the bus is the host transfers' alone.
+    host.run(last_end, u64::MAX / 2, true, &mut report.host_transfers);
+    report.dropped.sort_unstable();
     assert!(held.iter().all(|h| !h), "every accepted frame was processed and its buffer freed");
     assert_eq!(report.frames.len() + report.dropped.len(), arrivals.len(), "every frame processed or dropped");
     if let Some(first) = arrivals.first() {
@@ -632,13 +706,22 @@ pub fn min_core_clock(cfg: &SimConfig, size: u64, pattern: &[LroClass], n: usize
     while at_hi.drops() > 0 {
         if hi >= MAX_MHZ {
             let path = if matches!(cfg.core.dma, DmaClock::Fixed(_)) { "dma_clock" } else { "line_rate" };
+            let rbi = core_dma_ns(&probe_cfg.core, size);
+            let host = if cfg.host_dma { host_dma_ns(&probe_cfg.core, size) } else { 0.0 };
+            let needs = if cfg.host_dma {
+                format!(
+                    "the bus needs {:.1} ns per frame at {} Hz (RBI -> RB {rbi:.1} ns, RB -> host {host:.1} ns)",
+                    rbi + host,
+                    probe_cfg.core.dma_hz()
+                )
+            } else {
+                format!("the DMA ({} Hz) needs {rbi:.1} ns per frame", probe_cfg.core.dma_hz())
+            };
             return Err(ConfigError::new(
                 path,
                 format!(
-                    "no core clock up to 1 THz sustains {} with {size}-byte packets: the DMA ({} Hz) needs {:.1} ns per frame, the line delivers one every {:.1} ns",
+                    "no core clock up to 1 THz sustains {} with {size}-byte packets: {needs}, the line delivers one every {:.1} ns",
                     cfg.line.rate,
-                    probe_cfg.core.dma_hz(),
-                    core_dma_ns(&probe_cfg.core, size),
                     cfg.line.ps(cfg.line.wire_bytes(size)) as f64 / 1e3
                 ),
             ));
@@ -680,6 +763,13 @@ pub fn min_core_clock(cfg: &SimConfig, size: u64, pattern: &[LroClass], n: usize
 /// Nanoseconds the DMA needs for one frame's RBI → RB move.
 fn core_dma_ns(core: &CoreConfig, size: u64) -> f64 {
     core.transfer_bus_cycles(core.moved_bytes(size)) as f64 * 1e9 / core.dma_hz() as f64
+}
+
+/// Nanoseconds of bus per frame for moving full aggregates RB → host
+/// (one transfer of `window` payloads and the head's headers per `window` frames).
+fn host_dma_ns(core: &CoreConfig, size: u64) -> f64 {
+    let bytes = core.window * core.moved_bytes(size) + core.headers;
+    core.transfer_bus_cycles(bytes) as f64 * 1e9 / core.dma_hz() as f64 / core.window as f64
 }
 
 /// Software LRO on the host, run on nicsim's CPU model.
@@ -729,6 +819,9 @@ impl HostLro {
         }
         if size == 0 {
             return Err(ConfigError::new("size", "must be at least 1 byte"));
+        }
+        if window.0 == 0 {
+            return Err(ConfigError::new("window", "must be longer than 0 s"));
         }
         let bits = (size + self.overhead) * 8;
         let packets_per_s = rate.0 as f64 / bits as f64;
@@ -794,7 +887,7 @@ mod tests {
     #[test]
     fn the_maximum_segment_takes_183_plus_183_bus_cycles() {
         let c = core(DmaClock::Ratio(1.0));
-        let f = c.frame(LroClass::Com, 1500, 0);
+        let f = c.frame(LroClass::Com, 1500);
         assert_eq!(f.moved_bytes, 1460);
         assert_eq!(f.bus_cycles, 366);
         // DMA at the core clock: 366 core cycles, 7 of them overlapped.
@@ -818,10 +911,10 @@ mod tests {
     fn dma_at_five_times_the_core() {
         let c = core(DmaClock::Ratio(5.0));
         // 1500 B: 366 / 5 = 73.2 → 74 core cycles, 7 overlapped, 67 idle.
-        let f = c.frame(LroClass::Bom, 1500, 0);
+        let f = c.frame(LroClass::Bom, 1500);
         assert_eq!((f.dma_core_cycles, f.idle, f.total), (74, 67, 22 + 67));
         // 512 B: payload 472 → 59 + 59 = 118 bus cycles → 24 core cycles.
-        let f = c.frame(LroClass::Ssm, 512, 0);
+        let f = c.frame(LroClass::Ssm, 512);
         assert_eq!((f.bus_cycles, f.dma_core_cycles, f.idle, f.total), (118, 24, 17, 34));
     }
 
@@ -830,8 +923,8 @@ mod tests {
         let slow = CoreConfig::study(Frequency(500_000_000), DmaClock::Fixed(Frequency(3_759_000_000)));
         let fast = CoreConfig { clock: Frequency(1_000_000_000), ..slow.clone() };
         // 366 bus cycles at 3759 MHz = 97.37 ns: 49 cycles at 500 MHz, 98 at 1 GHz.
-        assert_eq!(slow.frame(LroClass::Com, 1500, 0).dma_core_cycles, 49);
-        assert_eq!(fast.frame(LroClass::Com, 1500, 0).dma_core_cycles, 98);
+        assert_eq!(slow.frame(LroClass::Com, 1500).dma_core_cycles, 49);
+        assert_eq!(fast.frame(LroClass::Com, 1500).dma_core_cycles, 98);
     }
 
     #[test]
@@ -840,9 +933,9 @@ mod tests {
         let r = c.idle_free_ratio(LroClass::Com, 1500).unwrap();
         assert!((r - 366.0 / 7.0).abs() < 1e-5, "{r}");
         let at = CoreConfig { dma: DmaClock::Ratio(r), ..c.clone() };
-        assert_eq!(at.frame(LroClass::Com, 1500, 0).idle, 0);
+        assert_eq!(at.frame(LroClass::Com, 1500).idle, 0);
         let below = CoreConfig { dma: DmaClock::Ratio(r * 0.99), ..c };
-        assert!(below.frame(LroClass::Com, 1500, 0).idle > 0);
+        assert!(below.frame(LroClass::Com, 1500).idle > 0);
     }
 
     #[test]
@@ -854,12 +947,12 @@ mod tests {
         c.program = [150; 5];
         let line = LineConfig { rate: Bandwidth(10_000_000_000), framing: 0, preamble: 0, ifg: 0, buffers: 2 };
         let cfg = SimConfig { core: c, line, host_dma: false };
-        // 125 B = 100 ns at 10 Gbps; headers 40 → 85 B moved, 22 bus cycles at 1 THz: 1 core cycle idle.
+        // 125 B = 100 ns at 10 Gbps; headers 40 → 85 B moved, 22 bus cycles at 1 THz: 22 ps, 1 core cycle idle.
         let arrivals = line.back_to_back(125, &[LroClass::Com], 4);
         let r = simulate(&cfg, &arrivals).unwrap();
-        // Frame 0 done at 100 + 151 = 251 ns; frame 1 runs 251..402;
+        // Frame 0 done at 100 + 150 + 0.022 ns; frame 1 runs from there;
         // frame 2 starts at 200 ns with buffer 0 still held: dropped;
-        // frame 3 starts at 300 ns: buffer 0 is free (251 ns).
+        // frame 3 starts at 300 ns: buffer 0 is free (250 ns).
         assert_eq!(r.dropped, vec![2]);
         assert_eq!(r.frames.iter().map(|f| f.index).collect::<Vec<_>>(), vec![0, 1, 3]);
     }

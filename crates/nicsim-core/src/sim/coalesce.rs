@@ -158,26 +158,17 @@ impl Sim {
         let Some(frame) = e.rbi.front().cloned() else { return };
         let size = ip_len(&frame);
         let mut out = std::mem::take(&mut e.releases);
-        let cycles = match e.lro.push(frame, &mut out) {
-            Some(class) => {
-                let c = e.core.frame(class, size, 0);
-                e.stats.busy_cycles += c.busy;
-                e.stats.idle_cycles += c.idle;
-                c.total
-            }
-            // Not an LRO frame: the core only hands it on (an SSM's work).
-            None => {
-                let c = e.core.frame(crate::nic::LroClass::Ssm, size, 0);
-                e.stats.busy_cycles += c.busy;
-                e.stats.idle_cycles += c.idle;
-                c.total
-            }
-        };
+        // A frame that is not TCP/IPv4 costs the core an SSM's program (it
+        // only hands it on).
+        let class = e.lro.push(frame, &mut out).unwrap_or(crate::nic::LroClass::Ssm);
+        let c = e.core.frame(class, size);
+        e.stats.busy_cycles += c.busy;
+        e.stats.idle_cycles += c.idle;
+        let ps = e.core.frame_ps(&c);
         e.stats.frames += 1;
         e.busy = true;
         e.releases = out;
-        let hz = e.core.clock.0;
-        let done = now + Dur(crate::engine::time::mul_div_ceil(cycles, crate::engine::time::PS_PER_S, hz));
+        let done = now + Dur(ps);
         self.sched.at(done, Priority::WIRE, Event::LroCore(h));
     }
 

@@ -18,6 +18,7 @@ mod netperf;
 mod netpipe;
 mod offload;
 mod replay;
+mod risc;
 mod switch;
 mod timing;
 mod udp;
