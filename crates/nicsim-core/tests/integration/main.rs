@@ -12,6 +12,7 @@ mod fuzz_corpus;
 mod ideal;
 mod impairments;
 mod invariants;
+mod kurmann;
 mod netperf;
 mod netpipe;
 mod offload;
