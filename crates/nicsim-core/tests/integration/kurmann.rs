@@ -127,3 +127,95 @@ fn fallbacks_work_standard_sender_to_zero_copy_receiver_always_cleans_up() {
     assert!(timing(&std_to_zc, 1).nic.pauses > 0, "the link is held while the driver cleans up");
     assert!(mbps(&std_to_zc) < mbps(&std), "cleanup makes it slower than standard");
 }
+
+/// A Table 1 scenario with the match CAM set to `cam`.
+fn with_cam(text: &str, cam: &str) -> String {
+    text.replace("interference = {", &format!("cam = \"{cam}\", interference = {{"))
+}
+
+#[test]
+fn interference_breaks_speculations_and_the_cam_shields_them() {
+    let mut rows = Vec::new();
+    for n in [0u64, 100, 10_000] {
+        let text = scenario(&format!("interference-{n}"), "409600000B");
+        for cam in ["off", "2way", "4way"] {
+            let text = if cam == "off" { text.clone() } else { with_cam(&text, cam) };
+            let r = run(&text);
+            assert!(r.summary.verified, "N = {n}, cam {cam}: stream corrupted");
+            let rx = zc(&r, 1).clone();
+            eprintln!(
+                "N = {n:>5}, cam {cam:>4}: {:.1} MB/s, {:.3} s, failed zero-copy packets {}, misses {}, hits {}, \
+                 bypassed {}, cam_regular {}, injected {}, receiver CPU {:.3}",
+                mbps(&r),
+                r.summary.duration_s,
+                zc(&r, 0).tx_fragmented - rx.spec_hits,
+                rx.spec_misses,
+                rx.spec_hits,
+                rx.spec_bypassed,
+                rx.cam_regular,
+                rx.interference_frames,
+                timing(&r, 1).cpu_utilization
+            );
+            assert_eq!(rx.interference_frames, n, "every injected frame reached the NIC");
+            rows.push((n, cam, mbps(&r), rx));
+        }
+    }
+    let get = |n: u64, cam: &str| rows.iter().find(|r| r.0 == n && r.1 == cam).expect("measured");
+    assert!(get(0, "off").3.spec_misses <= 1);
+    assert!(get(10_000, "off").3.spec_misses > get(100, "off").3.spec_misses);
+    assert!(get(100, "off").3.spec_misses > get(0, "off").3.spec_misses);
+    // Each interferer breaks at most the two trains around it.
+    assert!(get(10_000, "off").3.spec_misses <= 2 * 10_000 + 1);
+    assert!(get(10_000, "off").2 <= get(0, "off").2, "interference cannot speed the transfer up");
+    // With the CAM, interfering frames go to the regular list. A 2-way CAM
+    // matches full-page trains only: a shorter train's last fragment goes to
+    // the regular list and its first times out; a 4-way CAM matches those too.
+    for cam in ["2way", "4way"] {
+        let rx = &get(10_000, cam).3;
+        assert!(rx.cam_regular >= 10_000, "{cam}: {rx:?}");
+        assert!(rx.spec_misses * 100 < get(10_000, "off").3.spec_misses, "{cam}: the CAM keeps the fast list clean: {rx:?}");
+        assert!(get(10_000, cam).2 >= get(10_000, "off").2, "{cam}: fewer cleanups cannot slow the transfer");
+    }
+    assert!(get(10_000, "4way").3.spec_misses <= 1);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 12, ..Default::default() })]
+
+    /// Forced speculation failures (interfering frames at random times, and
+    /// frames reordered on the wire) never corrupt or lose the stream.
+    #[test]
+    fn forced_speculation_failures_never_corrupt_the_stream(
+        frames in 0u64..400,
+        reorder in 0.0f64..0.05,
+        seed in 0u64..1000,
+        cam in 0usize..3,
+    ) {
+        let mut text = scenario("interference-100", "1MiB")
+            .replace("frames = 100, over = \"4s\"", &format!("frames = {frames}, over = \"12ms\""))
+            .replace("seed = 1", &format!("seed = {seed}"))
+            .replace("mtu = \"1500B\"", &format!("mtu = \"1500B\"\nimpairments = {{ reorder = {reorder} }}"));
+        if cam > 0 {
+            text = with_cam(&text, ["off", "2way", "4way"][cam]);
+        }
+        let r = run(&text);
+        proptest::prop_assert!(r.summary.verified, "stream corrupted");
+        proptest::prop_assert_eq!(r.summary.payload_bytes, 1024 * 1024);
+        let rx = zc(&r, 1);
+        proptest::prop_assert_eq!(rx.interference_frames, frames);
+        // Conservation of zero-copy pages: every fragmented page either hit or went through a cleanup.
+        proptest::prop_assert!(rx.spec_hits <= zc(&r, 0).tx_fragmented + 1);
+    }
+}
+
+#[test]
+fn reordered_fragments_fail_the_speculation_and_the_stream_survives() {
+    let text = scenario("both-fbufs", "2MiB").replace("mtu = \"1500B\"", "mtu = \"1500B\"\nimpairments = { reorder = 0.02 }");
+    let r = run(&text);
+    assert!(r.summary.verified);
+    assert_eq!(r.summary.payload_bytes, 2 * 1024 * 1024);
+    let rx = zc(&r, 1);
+    assert!(r.links[0].stats.reordered > 0, "the link reordered frames");
+    assert!(rx.spec_misses > 0 && rx.cleanup_bytes > 0, "disorder breaks trains: {rx:?}");
+    assert!(rx.defrag_copy_bytes > 0, "the broken trains' fragments went through IP reassembly: {rx:?}");
+}
