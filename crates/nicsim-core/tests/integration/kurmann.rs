@@ -219,3 +219,48 @@ fn reordered_fragments_fail_the_speculation_and_the_stream_survives() {
     assert!(rx.spec_misses > 0 && rx.cleanup_bytes > 0, "disorder breaks trains: {rx:?}");
     assert!(rx.defrag_copy_bytes > 0, "the broken trains' fragments went through IP reassembly: {rx:?}");
 }
+
+#[test]
+fn fragments_on_the_wire_are_valid_ipv4_and_reassemble_to_valid_tcp() {
+    use smoltcp::wire::{IpAddress, Ipv4Packet, TcpPacket};
+    use std::collections::BTreeMap;
+    let dir = std::env::temp_dir().join(format!("nicsim-kurmann-pcap-{}", std::process::id()));
+    let opts = nicsim_core::RunOptions { pcap_dir: Some(dir.clone()), ..Default::default() };
+    let r = nicsim_core::run_toml(&scenario("both-fbufs", "256KiB"), &opts).expect("runs");
+    assert!(r.summary.verified);
+    let file = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+    let cap = nicsim_core::probe::pcap_read::parse(&std::fs::read(&file).unwrap()).unwrap();
+    let mut trains: BTreeMap<u16, Vec<(usize, Vec<u8>, bool)>> = BTreeMap::new();
+    let mut header = BTreeMap::new();
+    let (mut fragments, mut whole) = (0, 0);
+    for rec in &cap.records {
+        assert!(rec.data.len() <= 1514, "no frame exceeds the link's MTU");
+        let Ok(ip) = Ipv4Packet::new_checked(&rec.data[14..]) else { continue };
+        assert!(ip.verify_checksum(), "IP header checksum");
+        if !ip.more_frags() && ip.frag_offset() == 0 {
+            whole += 1;
+            continue;
+        }
+        fragments += 1;
+        assert!(!ip.dont_frag(), "a fragment must not carry Don't-Fragment");
+        assert_eq!(ip.frag_offset() % 8, 0);
+        header.insert(ip.ident(), (ip.src_addr(), ip.dst_addr()));
+        let t = trains.entry(ip.ident()).or_default();
+        t.push((ip.frag_offset() as usize, ip.payload().to_vec(), ip.more_frags()));
+    }
+    assert!(fragments >= 3 * 64, "256 KiB in 4 KiB pages: at least 64 trains of three");
+    assert!(whole > 0, "ACKs and the handshake are whole packets");
+    for (ident, mut parts) in trains {
+        parts.sort_by_key(|p| p.0);
+        let mut data = Vec::new();
+        for (off, payload, _) in &parts {
+            assert_eq!(*off, data.len(), "train {ident}: fragments tile the datagram");
+            data.extend_from_slice(payload);
+        }
+        assert!(!parts.last().unwrap().2, "train {ident}: the last fragment clears More-Fragments");
+        let (src, dst) = header[&ident];
+        let tcp = TcpPacket::new_checked(&data[..]).unwrap();
+        assert!(tcp.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)), "train {ident}: TCP checksum");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
