@@ -668,13 +668,28 @@ impl Timing {
         if z.timeout.0 == 0 || z.timeout.0 > crate::engine::time::PS_PER_S {
             return err("zero_copy.timeout", format!("must be above zero and at most 1s, got {}", z.timeout));
         }
+        if z.fragment && n.tso {
+            return err(
+                "zero_copy.fragment",
+                "cannot be combined with nic.tso (the driver cuts page-sized packets into IP fragments, TSO cuts TCP segments)"
+                    .into(),
+            );
+        }
         if z.cam != CamMode::Off && !z.speculate {
-            return err("zero_copy.cam", "needs zero_copy.speculate = true (the CAM selects the speculative list)".into());
+            return err(
+                "zero_copy.cam",
+                "needs zero_copy.speculate = true (the CAM selects the speculative list)".into(),
+            );
         }
         if z.interference.frames > 10_000_000 {
-            return err("zero_copy.interference.frames", format!("must be at most 10000000, got {}", z.interference.frames));
+            return err(
+                "zero_copy.interference.frames",
+                format!("must be at most 10000000, got {}", z.interference.frames),
+            );
         }
-        if z.interference.frames > 0 && (z.interference.over.0 == 0 || z.interference.over.0 > 3600 * crate::engine::time::PS_PER_S) {
+        if z.interference.frames > 0
+            && (z.interference.over.0 == 0 || z.interference.over.0 > 3600 * crate::engine::time::PS_PER_S)
+        {
             return err(
                 "zero_copy.interference.over",
                 format!("must be above zero and at most 1h when frames are injected, got {}", z.interference.over),

@@ -145,7 +145,8 @@ pub fn check_train(frames: &[&[u8]], guess: &Guess) -> Check {
         return Check::Mismatch;
     }
     if k == 0 {
-        let tcp_ok = TcpPacket::new_checked(ip.payload()).is_ok_and(|t| usize::from(t.header_len()) == guess.tcp_header);
+        let tcp_ok =
+            TcpPacket::new_checked(ip.payload()).is_ok_and(|t| usize::from(t.header_len()) == guess.tcp_header);
         if !tcp_ok {
             return Check::Mismatch;
         }

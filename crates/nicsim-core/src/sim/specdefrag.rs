@@ -85,6 +85,16 @@ pub(super) struct ZeroCopy {
     pub(super) stats: ZeroCopyStats,
 }
 
+/// How a socket call moves its data under a zero-copy OS.
+pub(super) struct SocketMove {
+    /// Cycles of the part still copied.
+    pub(super) copy: u64,
+    /// Bytes still copied (they cross the memory system twice).
+    pub(super) copied: u64,
+    /// Remap or fbuf work for the pages moved without a copy.
+    pub(super) pieces: Vec<(Layer, u64)>,
+}
+
 /// What the driver makes of the frames of one batch.
 enum Unit {
     /// A frame for the normal path.
@@ -199,10 +209,9 @@ impl Timed {
         }
     }
 
-    /// What a socket call moving `bytes` costs at the socket layer, when a
-    /// zero-copy OS takes part: (copy cycles, bytes copied through memory,
-    /// extra pieces). `None`: the standard copy.
-    pub(super) fn zc_socket_move(&mut self, op: &Op, hot: bool, core: usize) -> Option<(u64, u64, Vec<(Layer, u64)>)> {
+    /// What a socket call moving `op.bytes()` costs at the socket layer
+    /// when a zero-copy OS takes part (`None`: the standard copy).
+    pub(super) fn zc_socket_move(&mut self, op: &Op, hot: bool, core: usize) -> Option<SocketMove> {
         let z = self.zc.as_mut()?;
         if z.cfg.os == ZeroCopyOs::Copy || !matches!(op, Op::Read { .. } | Op::Write { .. }) || op.bytes() == 0 {
             return None;
@@ -234,7 +243,7 @@ impl Timed {
                 ZeroCopyOs::Copy => unreachable!("checked above"),
             }
         }
-        Some((self.timing.copy_cycles(copied, hot), copied, pieces))
+        Some(SocketMove { copy: self.timing.copy_cycles(copied, hot), copied, pieces })
     }
 
     /// Receive work of a frame on the normal path: the stack's pieces, and
@@ -404,7 +413,13 @@ fn interference_frame(i: u64) -> Vec<u8> {
     let dst = Ipv4Address::BROADCAST;
     let data = (i as u32).to_be_bytes();
     let udp = UdpRepr { src_port: 9, dst_port: 9 };
-    let ip = Ipv4Repr { src_addr: src, dst_addr: dst, next_header: IpProtocol::Udp, payload_len: 8 + data.len(), hop_limit: 64 };
+    let ip = Ipv4Repr {
+        src_addr: src,
+        dst_addr: dst,
+        next_header: IpProtocol::Udp,
+        payload_len: 8 + data.len(),
+        hop_limit: 64,
+    };
     let mut f = vec![0u8; 60];
     let mut eth = EthernetFrame::new_unchecked(&mut f[..]);
     eth.set_dst_addr(EthernetAddress::BROADCAST);

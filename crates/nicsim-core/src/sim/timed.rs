@@ -695,9 +695,9 @@ impl Sim {
         pieces.push((Layer::Socket, t.timing.cycles(socket)));
         let app_core = t.timing.cpu.app_core as usize;
         let (copy, moved) = match t.zc_socket_move(&op, hot, app_core) {
-            Some((copy, moved, extra)) => {
-                pieces.extend(extra);
-                (copy, moved)
+            Some(m) => {
+                pieces.extend(m.pieces);
+                (m.copy, m.copied)
             }
             None => (t.timing.copy_cycles(op.bytes(), hot), op.bytes()),
         };

@@ -85,17 +85,28 @@ fn speculation_hits_every_page_without_interference() {
     // One receive interrupt per train, not per frame (the standard stack
     // takes more than one per frame here, its ACKs' send completions included).
     let frames = timing(&r, 1).nic.rx_frames;
-    assert!(timing(&r, 1).nic.interrupts * 3 < frames * 2, "{} interrupts for {frames} frames", timing(&r, 1).nic.interrupts);
+    assert!(
+        timing(&r, 1).nic.interrupts * 3 < frames * 2,
+        "{} interrupts for {frames} frames",
+        timing(&r, 1).nic.interrupts
+    );
 }
 
 #[test]
 fn zero_copy_ranks_fbufs_over_remap_over_the_standard_stack() {
     let get = |name: &str| run(&scenario(name, "32MiB"));
-    let (std, spec, os, remap, fbufs) = (get("standard"), get("spec-only"), get("zc-os-only"), get("both-remap"), get("both-fbufs"));
+    let (std, spec, os, remap, fbufs) =
+        (get("standard"), get("spec-only"), get("zc-os-only"), get("both-remap"), get("both-fbufs"));
     let (s, sp, o, rm, fb) = (mbps(&std), mbps(&spec), mbps(&os), mbps(&remap), mbps(&fbufs));
     eprintln!("standard {s:.1}, spec-only {sp:.1}, zc-os-only {o:.1}, both-remap {rm:.1}, both-fbufs {fb:.1} MB/s");
-    for (name, r) in [("standard", &std), ("spec-only", &spec), ("zc-os-only", &os), ("both-remap", &remap), ("both-fbufs", &fbufs)] {
-        eprintln!("{name}: receiver CPU {:.3}, sender CPU {:.3}", timing(r, 1).cpu_utilization, timing(r, 0).cpu_utilization);
+    for (name, r) in
+        [("standard", &std), ("spec-only", &spec), ("zc-os-only", &os), ("both-remap", &remap), ("both-fbufs", &fbufs)]
+    {
+        eprintln!(
+            "{name}: receiver CPU {:.3}, sender CPU {:.3}",
+            timing(r, 1).cpu_utilization,
+            timing(r, 0).cpu_utilization
+        );
     }
     assert!(sp > 1.1 * s, "speculation removes the defragmenting copy and most interrupts: {sp:.1} vs {s:.1}");
     assert!(rm > 1.5 * s, "no copy at all: {rm:.1} vs {s:.1}");
@@ -173,7 +184,10 @@ fn interference_breaks_speculations_and_the_cam_shields_them() {
     for cam in ["2way", "4way"] {
         let rx = &get(10_000, cam).3;
         assert!(rx.cam_regular >= 10_000, "{cam}: {rx:?}");
-        assert!(rx.spec_misses * 100 < get(10_000, "off").3.spec_misses, "{cam}: the CAM keeps the fast list clean: {rx:?}");
+        assert!(
+            rx.spec_misses * 100 < get(10_000, "off").3.spec_misses,
+            "{cam}: the CAM keeps the fast list clean: {rx:?}"
+        );
         assert!(get(10_000, cam).2 >= get(10_000, "off").2, "{cam}: fewer cleanups cannot slow the transfer");
     }
     assert!(get(10_000, "4way").3.spec_misses <= 1);
@@ -210,7 +224,8 @@ proptest::proptest! {
 
 #[test]
 fn reordered_fragments_fail_the_speculation_and_the_stream_survives() {
-    let text = scenario("both-fbufs", "2MiB").replace("mtu = \"1500B\"", "mtu = \"1500B\"\nimpairments = { reorder = 0.02 }");
+    let text =
+        scenario("both-fbufs", "2MiB").replace("mtu = \"1500B\"", "mtu = \"1500B\"\nimpairments = { reorder = 0.02 }");
     let r = run(&text);
     assert!(r.summary.verified);
     assert_eq!(r.summary.payload_bytes, 2 * 1024 * 1024);
