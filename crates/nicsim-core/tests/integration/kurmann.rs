@@ -279,3 +279,12 @@ fn fragments_on_the_wire_are_valid_ipv4_and_reassemble_to_valid_tcp() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn same_seed_same_result_with_interference_and_cam() {
+    let text = with_cam(&scenario("interference-100", "1MiB").replace("over = \"4s\"", "over = \"10ms\""), "2way");
+    let once = run(&text).to_json();
+    assert_eq!(once, run(&text).to_json(), "a zero-copy run is not deterministic");
+    let plain = scenario("interference-100", "1MiB").replace("over = \"4s\"", "over = \"10ms\"");
+    assert_ne!(once, run(&plain).to_json(), "the CAM changes nothing?");
+}
