@@ -66,6 +66,10 @@ pub struct ZeroCopyStats {
     pub copy_fallbacks: u64,
     /// Interfering frames injected at this host.
     pub interference_frames: u64,
+    /// Frames received larger than the first header buffer (data).
+    pub rx_large: u64,
+    /// Frames received that fit the first header buffer (control: ACKs, handshakes, small messages).
+    pub rx_small: u64,
 }
 
 /// A host's zero-copy state.
@@ -325,6 +329,14 @@ impl Sim {
         let kept = t.nic_rx_done_len() - before;
         for unit in units {
             let t = self.timed(h);
+            let z = t.zc.as_mut().expect("zero-copy host");
+            let frames: &[Vec<u8>] = match &unit {
+                Unit::Normal(f) => std::slice::from_ref(f),
+                Unit::Hit(train) | Unit::Miss(train) => train,
+            };
+            let large = frames.iter().filter(|f| f.len() > z.guess.first_header()).count() as u64;
+            z.stats.rx_large += large;
+            z.stats.rx_small += frames.len() as u64 - large;
             match unit {
                 Unit::Normal(f) => {
                     let pieces = t.zc_normal_pieces(&f, core);

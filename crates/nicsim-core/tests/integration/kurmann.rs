@@ -288,3 +288,37 @@ fn same_seed_same_result_with_interference_and_cam() {
     let plain = scenario("interference-100", "1MiB").replace("over = \"4s\"", "over = \"10ms\"");
     assert_ne!(once, run(&plain).to_json(), "the CAM changes nothing?");
 }
+
+/// A scenario file under `scenarios/kurmann/` as it is.
+fn scenario_file(name: &str) -> String {
+    let path = format!("{}/../../scenarios/kurmann/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn table2_traffic_patterns_count_potential_and_successful_zero_copy_packets() {
+    for name in ["table2-converge", "table2-dsm"] {
+        let r = run(&scenario_file(name));
+        assert!(r.summary.verified, "{name}: stream corrupted");
+        let potential: u64 = (0..r.hosts.len()).map(|h| zc(&r, h).tx_fragmented).sum();
+        let hits: u64 = (0..r.hosts.len()).map(|h| zc(&r, h).spec_hits).sum();
+        for (h, host) in r.hosts.iter().enumerate() {
+            let z = zc(&r, h);
+            let t = timing(&r, h);
+            eprintln!(
+                "{name} {}: frames {} (large {}, small {}), sent trains {}, hits {}, misses {}, bypassed {}",
+                host.name,
+                t.nic.rx_frames,
+                z.rx_large,
+                z.rx_small,
+                z.tx_fragmented,
+                z.spec_hits,
+                z.spec_misses,
+                z.spec_bypassed
+            );
+            assert_eq!(z.rx_large + z.rx_small, t.nic.rx_frames, "{name} {}: every frame counted once", host.name);
+        }
+        eprintln!("{name}: potential zero-copy packets {potential}, successful {hits}, {:.1} MB/s", mbps(&r));
+        assert!(potential > 0 && hits <= potential, "{name}");
+    }
+}
