@@ -99,6 +99,20 @@ impl CamMode {
     }
 }
 
+/// Admission control for fast transfers (Fast_Req / Fast_Ack / Fast_NAck).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdmissionMode {
+    /// No control frames: every sender is fast at once.
+    #[default]
+    Off,
+    /// The driver asks on its own when the first page-sized packet to a peer is due.
+    Implicit,
+    /// The application asks (an ioctl) when it opens the connection: the request
+    /// goes out with the first frame to the peer.
+    Explicit,
+}
+
 /// Injected interfering frames (the study's Table 1): small UDP broadcast
 /// frames reaching this host's NIC at random times.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -165,6 +179,21 @@ pub struct ZeroCopyConfig {
     /// Interfering frames injected at this host's NIC.
     #[serde(default)]
     pub interference: InterferenceConfig,
+    /// Admission control of fast transfers (sender and receiver side).
+    #[serde(default)]
+    pub admission: AdmissionMode,
+    /// Driver time to handle a control frame (interrupt, handler) before it acts or answers.
+    #[serde(default = "default_turnaround")]
+    pub admission_turnaround: Duration,
+    /// A sender not (yet) admitted sends at most one page train per this interval.
+    #[serde(default = "default_admission_ms")]
+    pub admission_throttle: Duration,
+    /// A refused sender asks again after this long.
+    #[serde(default = "default_admission_ms")]
+    pub admission_retry: Duration,
+    /// A receiver frees its fast slot when the admitted sender has been silent this long.
+    #[serde(default = "default_admission_ms")]
+    pub admission_idle: Duration,
 }
 
 impl Default for ZeroCopyConfig {
@@ -185,10 +214,24 @@ impl Default for ZeroCopyConfig {
             timeout: default_spec_timeout(),
             cam: CamMode::Off,
             interference: InterferenceConfig::default(),
+            admission: AdmissionMode::Off,
+            admission_turnaround: default_turnaround(),
+            admission_throttle: default_admission_ms(),
+            admission_retry: default_admission_ms(),
+            admission_idle: default_admission_ms(),
         }
     }
 }
 
+/// 13 µs: interrupt entry/exit plus a short driver handler on a 400 MHz
+/// Pentium II (estimate; two of them plus the wire give the study's ~30 µs round trip).
+fn default_turnaround() -> Duration {
+    Duration(13 * crate::engine::time::PS_PER_US)
+}
+/// 1 ms: a few hundred page trains at wire speed (estimate).
+fn default_admission_ms() -> Duration {
+    Duration(crate::engine::time::PS_PER_MS)
+}
 fn default_page() -> Size {
     Size(4096)
 }
@@ -674,6 +717,16 @@ impl Timing {
                 "cannot be combined with nic.tso (the driver cuts page-sized packets into IP fragments, TSO cuts TCP segments)"
                     .into(),
             );
+        }
+        for (field, d) in [
+            ("admission_turnaround", z.admission_turnaround),
+            ("admission_throttle", z.admission_throttle),
+            ("admission_retry", z.admission_retry),
+            ("admission_idle", z.admission_idle),
+        ] {
+            if d.0 == 0 || d.0 > crate::engine::time::PS_PER_S {
+                return err(&format!("zero_copy.{field}"), format!("must be above zero and at most 1s, got {d}"));
+            }
         }
         if z.cam != CamMode::Off && !z.speculate {
             return err(

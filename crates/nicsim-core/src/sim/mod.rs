@@ -63,6 +63,10 @@ enum Event {
     Echo(usize, Vec<u8>),
     /// Interfering frame number `1` reaches timed host `0`'s NIC (zero-copy studies).
     Interfere(usize, u64),
+    /// Timed host `0`'s driver handles an admission control frame.
+    Admission(usize, Vec<u8>),
+    /// Timed host `0`'s throttled TX path may send again.
+    ZcKick(usize),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
@@ -487,6 +491,11 @@ impl Sim {
             }
             Event::Interfere(h, i) => {
                 self.on_interfere(h, i, now);
+                Ok(())
+            }
+            Event::Admission(h, frame) => self.on_admission(h, frame, now),
+            Event::ZcKick(h) => {
+                self.on_zc_kick(h, now);
                 Ok(())
             }
             Event::NicIrq(h, generation) => {

@@ -22,6 +22,8 @@
 //! charged on the bus), cache effects of remapping, TLB shoot-downs on
 //! other cores.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::timed::{shape, Next, Timed};
@@ -30,7 +32,7 @@ use crate::bus::BusOp;
 use crate::engine::rng::component_rng;
 use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Class, Job, Layer, Path};
-use crate::host::timing::{ZeroCopyConfig, ZeroCopyOs};
+use crate::host::timing::{AdmissionMode, ZeroCopyConfig, ZeroCopyOs};
 use crate::nic::cam::{self, MatchCam};
 use crate::nic::frag::{self, Check, Guess};
 use crate::workload::Op;
@@ -70,6 +72,48 @@ pub struct ZeroCopyStats {
     pub rx_large: u64,
     /// Frames received that fit the first header buffer (control: ACKs, handshakes, small messages).
     pub rx_small: u64,
+    /// Admission control: Fast_Req frames sent (sender).
+    pub fast_requests: u64,
+    /// Fast_Ack frames received (sender: transfers admitted).
+    pub fast_admitted: u64,
+    /// Fast_NAck frames received (sender: transfers refused for now).
+    pub fast_refused: u64,
+    /// Fast_Ack frames sent (receiver).
+    pub fast_acks_sent: u64,
+    /// Fast_NAck frames sent (receiver: another fast transfer was in progress).
+    pub fast_nacks_sent: u64,
+    /// Sum of request round trips (Fast_Req sent to answer handled), ns.
+    pub admission_rtt_ns_total: u64,
+    /// Page trains held back because their sender was not admitted (throttling).
+    pub throttled: u64,
+}
+
+/// EtherType of the admission control frames: 0x88B6, the second IEEE 802
+/// "local experimental" EtherType (0x88B5 carries the VIA frames).
+pub const ADMISSION_ETHERTYPE: u16 = 0x88B6;
+
+/// Kind byte of a control frame (right after the Ethernet header).
+const FAST_REQ: u8 = 1;
+const FAST_ACK: u8 = 2;
+const FAST_NACK: u8 = 3;
+
+/// A sender's admission state towards one peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Admission {
+    /// Fast_Req sent at the time given, no answer yet.
+    Pending(Time),
+    /// Admitted: page trains go at full speed.
+    Fast,
+    /// Refused: ask again at the time given.
+    Refused(Time),
+}
+
+/// A sender's view of one peer.
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    state: Admission,
+    /// Earliest time the next throttled page train may go.
+    next_train: Time,
 }
 
 /// A host's zero-copy state.
@@ -86,6 +130,12 @@ pub(super) struct ZeroCopy {
     /// The fbuf pool is mapped.
     fbufs_ready: bool,
     cam: Option<MatchCam>,
+    /// Sender: admission state per peer MAC address.
+    peers: BTreeMap<[u8; 6], Peer>,
+    /// Receiver: the admitted fast sender and when it was last heard from.
+    fast: Option<([u8; 6], Time)>,
+    /// A throttle wake-up of the TX path is booked for this time.
+    kick_at: Option<Time>,
     pub(super) stats: ZeroCopyStats,
 }
 
@@ -114,7 +164,11 @@ impl ZeroCopy {
     /// headers of `tcp_header` bytes and MAC `mac`; `None` when every
     /// zero-copy switch is off (the host runs the standard stack untouched).
     pub(super) fn new(cfg: &ZeroCopyConfig, link_mtu: usize, tcp_header: usize, mac: [u8; 6]) -> Option<ZeroCopy> {
-        let active = cfg.fragment || cfg.speculate || cfg.os != ZeroCopyOs::Copy || cfg.interference.frames > 0;
+        let active = cfg.fragment
+            || cfg.speculate
+            || cfg.os != ZeroCopyOs::Copy
+            || cfg.interference.frames > 0
+            || cfg.admission != AdmissionMode::Off;
         if !active {
             return None;
         }
@@ -134,6 +188,9 @@ impl ZeroCopy {
             stopped: 0,
             fbufs_ready: false,
             cam,
+            peers: BTreeMap::new(),
+            fast: None,
+            kick_at: None,
             stats: ZeroCopyStats::default(),
         })
     }
@@ -459,5 +516,156 @@ mod tests {
         let udp = UdpPacket::new_checked(ip.payload()).unwrap();
         assert!(udp.verify_checksum(&ip.src_addr().into(), &ip.dst_addr().into()));
         assert_eq!(udp.payload(), &[0, 0, 0, 7]);
+    }
+}
+
+/// A 60-byte admission control frame of `kind` from `src` to `dst`.
+fn control_frame(dst: [u8; 6], src: [u8; 6], kind: u8) -> Vec<u8> {
+    let mut f = vec![0u8; 60];
+    f[..6].copy_from_slice(&dst);
+    f[6..12].copy_from_slice(&src);
+    f[12..14].copy_from_slice(&ADMISSION_ETHERTYPE.to_be_bytes());
+    f[14] = kind;
+    f
+}
+
+/// Whether `frame` is an admission control frame.
+pub(super) fn is_admission(frame: &[u8]) -> bool {
+    frame.len() >= 15 && frame[12..14] == ADMISSION_ETHERTYPE.to_be_bytes()
+}
+
+fn mac_at(frame: &[u8], at: usize) -> [u8; 6] {
+    frame[at..at + 6].try_into().expect("six bytes")
+}
+
+impl Sim {
+    /// Put control frame `f` on host `h`'s link (the driver writes it straight to the NIC).
+    fn zc_send_control(&mut self, h: usize, f: Vec<u8>, now: Time) -> Result<(), crate::Error> {
+        let super::Port { link: l, end: d } = self.ports[h];
+        self.links[l].chans[d].enqueue(f);
+        self.start_wire(l, d, now)
+    }
+
+    /// Admission control on the send path: may the NIC start the head TX
+    /// frame now? Sends Fast_Req when due; holds a page train of a sender not
+    /// admitted until its throttle interval has passed (and books a wake-up).
+    pub(super) fn zc_tx_gate(&mut self, h: usize, frame_head: &[u8], now: Time) -> bool {
+        let mac = self.hosts[h].mac.0;
+        let t = self.timed(h);
+        let Some(z) = t.zc.as_mut() else { return true };
+        let mode = z.cfg.admission;
+        if mode == AdmissionMode::Off || frame_head.len() < 14 || frame_head[0] & 1 == 1 {
+            return true;
+        }
+        let dst = mac_at(frame_head, 0);
+        let train = z.fragments_of(frame_head).is_some();
+        let mut ask = false;
+        let peer = match z.peers.get_mut(&dst) {
+            Some(p) => p,
+            None if mode == AdmissionMode::Explicit || train => {
+                ask = true;
+                z.peers.entry(dst).or_insert(Peer { state: Admission::Pending(now), next_train: now })
+            }
+            None => return true,
+        };
+        if let Admission::Refused(retry) = peer.state {
+            if now >= retry {
+                ask = true;
+                peer.state = Admission::Pending(now);
+            }
+        }
+        let go = if !train || peer.state == Admission::Fast {
+            true
+        } else if now >= peer.next_train {
+            peer.next_train = now + z.cfg.admission_throttle.dur();
+            true
+        } else {
+            z.stats.throttled += 1;
+            let at = peer.next_train;
+            if z.kick_at.is_none_or(|k| k > at || k < now) {
+                z.kick_at = Some(at);
+                self.sched.at(at, Priority::DEVICE, Event::ZcKick(h));
+            }
+            false
+        };
+        if ask {
+            if let Some(z) = self.timed(h).zc.as_mut() {
+                z.stats.fast_requests += 1;
+            }
+            // A control frame cannot fail for lack of a trace here (as pause frames).
+            let _ = self.zc_send_control(h, control_frame(dst, mac, FAST_REQ), now);
+        }
+        go
+    }
+
+    /// A throttle wake-up: try the TX path again.
+    pub(super) fn on_zc_kick(&mut self, h: usize, now: Time) {
+        if let Some(z) = self.timed(h).zc.as_mut() {
+            if z.kick_at == Some(now) {
+                z.kick_at = None;
+            }
+        }
+        self.nic_tx_kick(h, now);
+    }
+
+    /// A frame reached host `h`'s NIC: a control frame goes to the driver
+    /// (handled after the turnaround); any other refreshes the receiver's
+    /// view of its fast sender. Returns the frame if the stack should see it.
+    pub(super) fn zc_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) -> Option<Vec<u8>> {
+        let Some(z) = self.timed(h).zc.as_mut() else { return Some(frame) };
+        if z.cfg.admission == AdmissionMode::Off && !is_admission(&frame) {
+            return Some(frame);
+        }
+        if is_admission(&frame) {
+            let at = now + z.cfg.admission_turnaround.dur();
+            self.sched.at(at, Priority::DEVICE, Event::Admission(h, frame));
+            return None;
+        }
+        if let Some((peer, seen)) = z.fast.as_mut() {
+            if frame.len() >= 12 && frame[6..12] == peer[..] {
+                *seen = now;
+            }
+        }
+        Some(frame)
+    }
+
+    /// The driver handles control frame `f` (after its turnaround).
+    pub(super) fn on_admission(&mut self, h: usize, f: Vec<u8>, now: Time) -> Result<(), crate::Error> {
+        let mac = self.hosts[h].mac.0;
+        let from = mac_at(&f, 6);
+        let Some(z) = self.timed(h).zc.as_mut() else { return Ok(()) };
+        match f[14] {
+            FAST_REQ => {
+                let idle = z.cfg.admission_idle.dur();
+                let busy = z.fast.is_some_and(|(p, seen)| p != from && now < seen + idle);
+                let kind = if busy || !z.cfg.speculate {
+                    z.stats.fast_nacks_sent += 1;
+                    FAST_NACK
+                } else {
+                    z.fast = Some((from, now));
+                    z.stats.fast_acks_sent += 1;
+                    FAST_ACK
+                };
+                self.zc_send_control(h, control_frame(from, mac, kind), now)?;
+            }
+            kind @ (FAST_ACK | FAST_NACK) => {
+                let retry = z.cfg.admission_retry.dur();
+                if let Some(p) = z.peers.get_mut(&from) {
+                    if let Admission::Pending(asked) = p.state {
+                        z.stats.admission_rtt_ns_total += now.since(asked).0 / 1000;
+                        if kind == FAST_ACK {
+                            z.stats.fast_admitted += 1;
+                            p.state = Admission::Fast;
+                        } else {
+                            z.stats.fast_refused += 1;
+                            p.state = Admission::Refused(now + retry);
+                        }
+                    }
+                }
+                self.nic_tx_kick(h, now);
+            }
+            _ => {}
+        }
+        Ok(())
     }
 }

@@ -743,6 +743,17 @@ impl Sim {
         if room < segments {
             return;
         }
+        if t.zc.is_some() {
+            let head = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
+            let go = self.zc_tx_gate(h, &head, now);
+            let t = self.timed(h);
+            t.nic.tx_ring.front_mut().expect("peeked").bytes = head;
+            if !go {
+                return;
+            }
+        }
+        let t = self.timed(h);
+        let Some(frame) = t.nic.tx_ring.front() else { return };
         let len = frame.bytes.len() as u64;
         let path = if shape(&frame.bytes).data > 0 { Path::Send } else { Path::Receive };
         let done = t.dma(now, BusOp::DeviceRead, len);
@@ -786,6 +797,7 @@ impl Sim {
 
     /// A frame reaches timed host `h`'s NIC from the wire.
     pub(super) fn nic_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) {
+        let Some(frame) = self.zc_arrive(h, frame, now) else { return };
         let t = self.timed(h);
         let len = frame.len() as u64;
         if !t.nic.rx_held.is_empty() || t.nic.rx_fifo_bytes + len > t.timing.nic.rx_fifo.0 {

@@ -3,6 +3,8 @@
 //! interference and the match CAM (`scenarios/kurmann/`).
 
 use nicsim_core::api::Report;
+use std::collections::BTreeMap;
+
 use nicsim_core::sim::{TimingReport, ZeroCopyStats};
 
 use crate::ideal::run;
@@ -297,7 +299,8 @@ fn scenario_file(name: &str) -> String {
 
 #[test]
 fn table2_traffic_patterns_count_potential_and_successful_zero_copy_packets() {
-    for name in ["table2-converge", "table2-dsm"] {
+    let mut successful = BTreeMap::new();
+    for name in ["table2-converge", "table2-dsm", "table2-converge-admission", "table2-dsm-admission"] {
         let r = run(&scenario_file(name));
         assert!(r.summary.verified, "{name}: stream corrupted");
         let potential: u64 = (0..r.hosts.len()).map(|h| zc(&r, h).tx_fragmented).sum();
@@ -318,7 +321,43 @@ fn table2_traffic_patterns_count_potential_and_successful_zero_copy_packets() {
             );
             assert_eq!(z.rx_large + z.rx_small, t.nic.rx_frames, "{name} {}: every frame counted once", host.name);
         }
-        eprintln!("{name}: potential zero-copy packets {potential}, successful {hits}, {:.1} MB/s", mbps(&r));
+        let sum = |f: fn(&ZeroCopyStats) -> u64| (0..r.hosts.len()).map(|h| f(zc(&r, h))).sum::<u64>();
+        eprintln!(
+            "{name}: potential zero-copy packets {potential}, successful {hits}, {:.1} MB/s, requests {}, acks {}, \
+             nacks {}, throttled {}",
+            mbps(&r),
+            sum(|z| z.fast_requests),
+            sum(|z| z.fast_acks_sent),
+            sum(|z| z.fast_nacks_sent),
+            sum(|z| z.throttled)
+        );
         assert!(potential > 0 && hits <= potential, "{name}");
+        successful.insert(name, (hits, potential, sum(|z| z.fast_nacks_sent)));
     }
+    // Admission control keeps the second stream from interleaving with the first.
+    let (plain, admitted) = (successful["table2-converge"], successful["table2-converge-admission"]);
+    assert!(admitted.2 >= 1, "the master refused the second stream while the first was fast");
+    assert!(
+        admitted.0 > plain.0,
+        "admission control must raise successful zero-copy packets: {admitted:?} vs {plain:?}"
+    );
+    // One sender: nothing to refuse, nothing lost.
+    assert_eq!(successful["table2-dsm-admission"].2, 0);
+    assert_eq!(successful["table2-dsm-admission"].0, successful["table2-dsm"].0);
+}
+
+#[test]
+fn an_explicit_fast_request_round_trip_takes_about_30_us() {
+    let text = scenario("both-fbufs", "1MiB").replace("os = \"fbufs\" }", "os = \"fbufs\", admission = \"explicit\" }");
+    let r = run(&text);
+    assert!(r.summary.verified);
+    let (tx, rx) = (zc(&r, 0), zc(&r, 1));
+    assert_eq!((tx.fast_requests, tx.fast_admitted, rx.fast_acks_sent), (1, 1, 1), "{tx:?} {rx:?}");
+    let rtt_us = tx.admission_rtt_ns_total as f64 / 1000.0;
+    eprintln!("Fast_Req round trip {rtt_us:.2} us");
+    // Two driver turnarounds of 13 µs plus two 60-byte frames on the wire.
+    assert!((20.0..40.0).contains(&rtt_us), "request round trip {rtt_us:.1} µs, study about 30");
+    // The request went out with the SYN, so every page was fast: no train waited.
+    assert_eq!(tx.throttled, 0);
+    assert_eq!(rx.spec_hits, tx.tx_fragmented);
 }
