@@ -502,23 +502,6 @@ fn interference_frame(i: u64) -> Vec<u8> {
     f
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn interference_frames_are_valid_udp() {
-        use smoltcp::wire::{Ipv4Packet, UdpPacket};
-        let f = interference_frame(7);
-        assert_eq!(f.len(), 60);
-        let ip = Ipv4Packet::new_checked(&f[14..]).unwrap();
-        assert!(ip.verify_checksum());
-        let udp = UdpPacket::new_checked(ip.payload()).unwrap();
-        assert!(udp.verify_checksum(&ip.src_addr().into(), &ip.dst_addr().into()));
-        assert_eq!(udp.payload(), &[0, 0, 0, 7]);
-    }
-}
-
 /// A 60-byte admission control frame of `kind` from `src` to `dst`.
 fn control_frame(dst: [u8; 6], src: [u8; 6], kind: u8) -> Vec<u8> {
     let mut f = vec![0u8; 60];
@@ -667,5 +650,37 @@ impl Sim {
             _ => {}
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interference_frames_are_valid_udp() {
+        use smoltcp::wire::{Ipv4Packet, UdpPacket};
+        let f = interference_frame(7);
+        assert_eq!(f.len(), 60);
+        let ip = Ipv4Packet::new_checked(&f[14..]).unwrap();
+        assert!(ip.verify_checksum());
+        let udp = UdpPacket::new_checked(ip.payload()).unwrap();
+        assert!(udp.verify_checksum(&ip.src_addr().into(), &ip.dst_addr().into()));
+        assert_eq!(udp.payload(), &[0, 0, 0, 7]);
+    }
+
+    #[test]
+    fn control_frames_carry_their_kind_under_the_experimental_ethertype() {
+        let f = control_frame([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], FAST_NACK);
+        assert_eq!(f.len(), 60);
+        assert_eq!(&f[12..14], &[0x88, 0xb6]);
+        assert_eq!(f[14], 3);
+        assert_eq!(mac_at(&f, 6), [2, 0, 0, 0, 0, 1]);
+        assert!(is_admission(&f));
+        assert!(!is_admission(&interference_frame(1)));
+        // The VIA EtherType is not ours.
+        let mut via = f.clone();
+        via[13] = 0xb5;
+        assert!(!is_admission(&via));
     }
 }
