@@ -361,3 +361,26 @@ fn an_explicit_fast_request_round_trip_takes_about_30_us() {
     assert_eq!(tx.throttled, 0);
     assert_eq!(rx.spec_hits, tx.tx_fragmented);
 }
+
+#[test]
+fn unaligned_buffers_and_standard_segments_force_the_copy() {
+    let aligned = run(&scenario("both-remap", "2MiB"));
+    let unaligned =
+        run(&scenario("both-remap", "2MiB").replace("os = \"remap\" }", "os = \"remap\", aligned = false }"));
+    assert!(unaligned.summary.verified);
+    let (a, u) = (zc(&aligned, 1), zc(&unaligned, 1));
+    assert!(a.zero_copy_pages >= 500, "{a:?}");
+    assert_eq!(u.zero_copy_pages, 0, "an unaligned buffer cannot take remapped pages: {u:?}");
+    assert!(u.copy_fallbacks > 0 && u.copy_fallbacks > a.copy_fallbacks, "{u:?}");
+    assert!(copy_cycles(&unaligned, 1) > 50 * copy_cycles(&aligned, 1).max(1));
+    // Remapping without driver fragmentation: no page-sized packets, every call copies.
+    let plain = scenario("standard", "2MiB").replace(
+        "profile = \"kurmann-pii-400\"\n\n[[links]]",
+        "profile = \"kurmann-pii-400\"\nzero_copy = { os = \"remap\" }\n\n[[links]]",
+    );
+    let r = run(&plain);
+    assert!(r.summary.verified);
+    let z = zc(&r, 1);
+    assert_eq!(z.zero_copy_pages, 0, "{z:?}");
+    assert!(z.copy_fallbacks > 0, "{z:?}");
+}
