@@ -108,6 +108,10 @@ pub struct HostConfig {
     /// (`compute_per_kib`, `compute_per_call`; needs a profile).
     #[serde(default)]
     pub app: Option<toml::Table>,
+    /// Overrides of the profile's `zero_copy` section (Kurmann zero-copy
+    /// TCP/IP: `fragment`, `speculate`, `os`, `cam`, `interference`, ...).
+    #[serde(default)]
+    pub zero_copy: Option<toml::Table>,
 }
 
 /// Congestion control algorithm (smoltcp's implementations).
@@ -729,6 +733,7 @@ impl HostConfig {
             ("costs", &self.costs),
             ("offload", &self.offload),
             ("app", &self.app),
+            ("zero_copy", &self.zero_copy),
         ];
         let overrides: Vec<(&str, &toml::Table)> =
             sections.iter().filter_map(|(n, t)| t.as_ref().map(|t| (*n, t))).collect();

@@ -35,6 +35,51 @@ fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Result<T, Confi
     Err(ConfigError::new(path, reason))
 }
 
+/// Driver-level fragmentation and speculation need a page to take at
+/// least two fragments on host `i`'s link `l`, a link queue that holds a
+/// whole train, and no `tcp.mss` clamp on the page-sized segments.
+fn zero_copy_fits(
+    i: usize,
+    h: &super::HostConfig,
+    t: &crate::host::timing::Timing,
+    l: usize,
+    link: &super::LinkConfig,
+) -> Result<(), ConfigError> {
+    let z = &t.zero_copy;
+    if !(z.fragment || z.speculate) {
+        return Ok(());
+    }
+    // IP + TCP headers with timestamps: the most a page-sized packet adds.
+    let packet = z.page.0 + 20 + 20 + if h.tcp.timestamps { 12 } else { 0 };
+    if packet <= link.mtu.0 {
+        return err(
+            format!("hosts[{i}].zero_copy.page"),
+            format!(
+                "{} plus headers fits links[{l}].mtu = {} in one frame: zero-copy fragmentation and speculation need \
+                 a page larger than the MTU",
+                z.page, link.mtu
+            ),
+        );
+    }
+    let fragments = (packet - 20).div_ceil((link.mtu.0 - 20) & !7);
+    if z.fragment && u64::from(link.queue) < fragments {
+        return err(
+            format!("links[{l}].queue"),
+            format!(
+                "must hold a whole fragment train ({fragments} frames) for host \"{}\", got {}",
+                h.name, link.queue
+            ),
+        );
+    }
+    if z.fragment && h.tcp.mss.is_some() {
+        return err(
+            format!("hosts[{i}].tcp.mss"),
+            "cannot be set with zero_copy.fragment (the virtual interface sets the MSS to one page)",
+        );
+    }
+    Ok(())
+}
+
 fn probability(path: String, p: f64) -> Result<(), ConfigError> {
     if !(0.0..=1.0).contains(&p) {
         return err(path, format!("must be a probability between 0 and 1, got {p}"));
@@ -89,7 +134,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
         }
         let timing = h.timing(i)?;
         timed_cores += timing.as_ref().map_or(0, |t| u64::from(t.cpu.cores));
-        let tso = timing.is_some_and(|t| t.nic.tso);
+        let tso = timing.as_ref().is_some_and(|t| t.nic.tso);
         if let Some(l) = s.links.iter().position(|l| l.endpoints.contains(&h.name)) {
             if tso && s.links[l].queue < MAX_TSO_SEGMENTS {
                 return err(
@@ -100,6 +145,9 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                     ),
                 );
             }
+        }
+        if let (Some(t), Some(l)) = (&timing, s.links.iter().position(|l| l.endpoints.contains(&h.name))) {
+            zero_copy_fits(i, h, t, l, &s.links[l])?;
         }
         if let Some(mss) = tcp.mss {
             if !(536..=MAX_MTU - 40).contains(&mss.0) {

@@ -53,6 +53,191 @@ pub struct Timing {
     /// unless set).
     #[serde(default)]
     pub app: AppConfig,
+    /// Kurmann-style zero-copy TCP/IP: driver-level fragmentation,
+    /// speculative defragmentation, zero-copy OS embedding (all off unless set).
+    #[serde(default)]
+    pub zero_copy: ZeroCopyConfig,
+}
+
+/// How the socket layer hands a page of received (or sent) data to the
+/// application (Kurmann et al., zero-copy OS embeddings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ZeroCopyOs {
+    /// Copy between kernel and user buffers (the standard stack).
+    #[default]
+    Copy,
+    /// Page remapping with copy-on-write: mapping work per page during the transfer.
+    Remap,
+    /// Fast buffers: pages pre-mapped once at set-up, cheaper per page.
+    Fbufs,
+}
+
+/// The proposed match CAM in front of the receive descriptor lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CamMode {
+    /// No CAM: every frame goes to the one receive list.
+    #[default]
+    Off,
+    /// Two pattern/mask entries select the fast list.
+    #[serde(rename = "2way")]
+    TwoWay,
+    /// Four pattern/mask entries select the fast list.
+    #[serde(rename = "4way")]
+    FourWay,
+}
+
+impl CamMode {
+    /// Pattern/mask entries of the CAM (0: no CAM).
+    pub fn ways(self) -> usize {
+        match self {
+            CamMode::Off => 0,
+            CamMode::TwoWay => 2,
+            CamMode::FourWay => 4,
+        }
+    }
+}
+
+/// Admission control for fast transfers (Fast_Req / Fast_Ack / Fast_NAck).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdmissionMode {
+    /// No control frames: every sender is fast at once.
+    #[default]
+    Off,
+    /// The driver asks on its own when the first page-sized packet to a peer is due.
+    Implicit,
+    /// The application asks (an ioctl) when it opens the connection: the request
+    /// goes out with the first frame to the peer.
+    Explicit,
+}
+
+/// Injected interfering frames (the study's Table 1): small UDP broadcast
+/// frames reaching this host's NIC at random times.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterferenceConfig {
+    /// Number of interfering frames.
+    #[serde(default)]
+    pub frames: u64,
+    /// They arrive uniformly at random within this window from the start of the run.
+    #[serde(default)]
+    pub over: Duration,
+}
+
+/// Zero-copy TCP/IP after Kurmann, Rauch and Stricker (speculative
+/// defragmentation). Every switch is off by default, which leaves the
+/// standard stack untouched.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZeroCopyConfig {
+    /// Driver-level fragmentation: the stack sees a virtual interface whose
+    /// MTU carries one `page` of TCP data; the driver cuts each such packet
+    /// into standard IPv4 fragments (two DMA descriptors per fragment).
+    #[serde(default)]
+    pub fragment: bool,
+    /// Speculative defragmentation of received fragment trains.
+    #[serde(default)]
+    pub speculate: bool,
+    /// OS embedding of the page at the socket layer.
+    #[serde(default)]
+    pub os: ZeroCopyOs,
+    /// Memory page size (the zero-copy unit).
+    #[serde(default = "default_page")]
+    pub page: Size,
+    /// User buffers are page aligned (remapping needs it; false forces the copy).
+    #[serde(default = "yes")]
+    pub aligned: bool,
+    /// Driver: build one fragment's header and its two descriptors, per fragment sent.
+    #[serde(default)]
+    pub fragment_tx: Cost,
+    /// Driver: check where a speculative train's payloads landed and fix the IP header, per train.
+    #[serde(default)]
+    pub spec_check: Cost,
+    /// Driver: stop RX DMA and re-initialise the descriptor list, per failed speculation.
+    #[serde(default)]
+    pub list_reinit: Cost,
+    /// Remap: map one page into the other address space, per page.
+    #[serde(default)]
+    pub remap_page: Cost,
+    /// Remap: copy-on-write protection set-up and undo, per socket call moving pages.
+    #[serde(default)]
+    pub cow_setup: Cost,
+    /// Fbufs: hand one pre-mapped page over, per page.
+    #[serde(default)]
+    pub fbuf_page: Cost,
+    /// Fbufs: map the buffer pool once (first call that uses it).
+    #[serde(default)]
+    pub fbuf_setup: Cost,
+    /// Speculation timeout: interrupt this long after the first frame of an incomplete train.
+    #[serde(default = "default_spec_timeout")]
+    pub timeout: Duration,
+    /// Match CAM selecting the fast receive list (needs `speculate`).
+    #[serde(default)]
+    pub cam: CamMode,
+    /// Interfering frames injected at this host's NIC.
+    #[serde(default)]
+    pub interference: InterferenceConfig,
+    /// Admission control of fast transfers (sender and receiver side).
+    #[serde(default)]
+    pub admission: AdmissionMode,
+    /// Driver time to handle a control frame (interrupt, handler) before it acts or answers.
+    #[serde(default = "default_turnaround")]
+    pub admission_turnaround: Duration,
+    /// A sender not (yet) admitted sends at most one page train per this interval.
+    #[serde(default = "default_admission_ms")]
+    pub admission_throttle: Duration,
+    /// A refused sender asks again after this long.
+    #[serde(default = "default_admission_ms")]
+    pub admission_retry: Duration,
+    /// A receiver frees its fast slot when the admitted sender has been silent this long.
+    #[serde(default = "default_admission_ms")]
+    pub admission_idle: Duration,
+}
+
+impl Default for ZeroCopyConfig {
+    fn default() -> Self {
+        ZeroCopyConfig {
+            fragment: false,
+            speculate: false,
+            os: ZeroCopyOs::Copy,
+            page: default_page(),
+            aligned: true,
+            fragment_tx: Cost::default(),
+            spec_check: Cost::default(),
+            list_reinit: Cost::default(),
+            remap_page: Cost::default(),
+            cow_setup: Cost::default(),
+            fbuf_page: Cost::default(),
+            fbuf_setup: Cost::default(),
+            timeout: default_spec_timeout(),
+            cam: CamMode::Off,
+            interference: InterferenceConfig::default(),
+            admission: AdmissionMode::Off,
+            admission_turnaround: default_turnaround(),
+            admission_throttle: default_admission_ms(),
+            admission_retry: default_admission_ms(),
+            admission_idle: default_admission_ms(),
+        }
+    }
+}
+
+/// 13 µs: interrupt entry/exit plus a short driver handler on a 400 MHz
+/// Pentium II (estimate; two of them plus the wire give the study's ~30 µs round trip).
+fn default_turnaround() -> Duration {
+    Duration(13 * crate::engine::time::PS_PER_US)
+}
+/// 1 ms: a few hundred page trains at wire speed (estimate).
+fn default_admission_ms() -> Duration {
+    Duration(crate::engine::time::PS_PER_MS)
+}
+fn default_page() -> Size {
+    Size(4096)
+}
+/// 100 µs: several fragment times at 1 Gb/s (12 µs each), well below a TCP timer (estimate).
+fn default_spec_timeout() -> Duration {
+    Duration(100 * crate::engine::time::PS_PER_US)
 }
 
 /// A CPU-intensive application: computation the application does on its
@@ -617,6 +802,50 @@ impl Timing {
         }
         if !(4..=4096).contains(&o.descriptor.0) {
             return err("offload.descriptor", format!("must be 4B to 4096B, got {}", o.descriptor));
+        }
+        let z = &self.zero_copy;
+        if !z.page.0.is_power_of_two() || !(1024..=16384).contains(&z.page.0) {
+            return err("zero_copy.page", format!("must be a power of two from 1KiB to 16KiB, got {}", z.page));
+        }
+        if z.timeout.0 == 0 || z.timeout.0 > crate::engine::time::PS_PER_S {
+            return err("zero_copy.timeout", format!("must be above zero and at most 1s, got {}", z.timeout));
+        }
+        if z.fragment && n.tso {
+            return err(
+                "zero_copy.fragment",
+                "cannot be combined with nic.tso (the driver cuts page-sized packets into IP fragments, TSO cuts TCP segments)"
+                    .into(),
+            );
+        }
+        for (field, d) in [
+            ("admission_turnaround", z.admission_turnaround),
+            ("admission_throttle", z.admission_throttle),
+            ("admission_retry", z.admission_retry),
+            ("admission_idle", z.admission_idle),
+        ] {
+            if d.0 == 0 || d.0 > crate::engine::time::PS_PER_S {
+                return err(&format!("zero_copy.{field}"), format!("must be above zero and at most 1s, got {d}"));
+            }
+        }
+        if z.cam != CamMode::Off && !z.speculate {
+            return err(
+                "zero_copy.cam",
+                "needs zero_copy.speculate = true (the CAM selects the speculative list)".into(),
+            );
+        }
+        if z.interference.frames > 10_000_000 {
+            return err(
+                "zero_copy.interference.frames",
+                format!("must be at most 10000000, got {}", z.interference.frames),
+            );
+        }
+        if z.interference.frames > 0
+            && (z.interference.over.0 == 0 || z.interference.over.0 > 3600 * crate::engine::time::PS_PER_S)
+        {
+            return err(
+                "zero_copy.interference.over",
+                format!("must be above zero and at most 1h when frames are injected, got {}", z.interference.over),
+            );
         }
         self.bus.validate(&format!("{path}.bus"))
     }

@@ -2,6 +2,8 @@
 //! of a frame (the timing of rings, DMA and interrupts is in
 //! `sim::timed`). One file per engine.
 
+pub mod cam;
+pub mod frag;
 pub mod gro;
 pub mod lro;
 mod merge;

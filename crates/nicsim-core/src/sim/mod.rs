@@ -18,10 +18,12 @@
 
 mod coalesce;
 mod echo;
+mod specdefrag;
 mod timed;
 
 pub use coalesce::{NicCoreStats, NicLroReport};
 pub use echo::{swap_headers, EchoReport, MessageRow, MessageSide, PathMean};
+pub use specdefrag::ZeroCopyStats;
 pub use timed::{CoreReport, MessageReport, NicStats, OffloadStats, TimingReport};
 
 use std::path::Path;
@@ -65,6 +67,12 @@ enum Event {
     LroCore(usize),
     /// Timed host `0`'s NIC LRO flush timer (generation `1`).
     LroFlush(usize, u64),
+    /// Interfering frame number `1` reaches timed host `0`'s NIC (zero-copy studies).
+    Interfere(usize, u64),
+    /// Timed host `0`'s driver handles an admission control frame.
+    Admission(usize, Vec<u8>),
+    /// Timed host `0`'s throttled TX path may send again.
+    ZcKick(usize),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
@@ -230,8 +238,16 @@ impl Sim {
             }
         }
         let tso = |i: usize| timings[i].as_ref().is_some_and(|t: &crate::host::timing::Timing| t.nic.tso);
+        // Driver-level fragmentation gives the stack a virtual interface that
+        // carries a page of TCP data per packet (smoltcp reads the MTU once,
+        // when the interface is made, and advertises its MSS from it).
+        let tcp_header = |i: usize| 20 + if s.hosts[i].tcp.timestamps { 12 } else { 0 };
+        let stack_mtu = |i: usize| {
+            let zc = timings[i].as_ref().and_then(|t| specdefrag::ZeroCopy::virtual_mtu(&t.zero_copy, tcp_header(i)));
+            zc.unwrap_or(mtus[i])
+        };
         let mut hosts: Vec<Host> =
-            host_cfgs.iter().enumerate().map(|(i, h)| Host::new(h, i, mtus[i], seed, tso(i))).collect();
+            host_cfgs.iter().enumerate().map(|(i, h)| Host::new(h, i, stack_mtu(i), seed, tso(i))).collect();
         if let Some(dir) = pcap_dir {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
         }
@@ -283,6 +299,12 @@ impl Sim {
             progress: None,
             echo: None,
         };
+        for (i, h) in s.hosts.iter().enumerate() {
+            let Some(t) = sim.timed[i].as_mut() else { continue };
+            let tcp_header = 20 + if h.tcp.timestamps { 12 } else { 0 };
+            t.zc = specdefrag::ZeroCopy::new(&t.timing.zero_copy, mtus[i], tcp_header, sim.hosts[i].mac.0);
+        }
+        sim.zc_schedule_interference();
         if let crate::config::WorkloadConfig::Echo(e) = &s.workload {
             sim.echo = Some((index(&e.server), e.delay.dur()));
             if let Some(t) = sim.timed[index(&e.client)].as_mut() {
@@ -471,6 +493,15 @@ impl Sim {
             Event::NicTxDma(h) => self.on_nic_tx_dma(h, now),
             Event::NicRxDma(h) => {
                 self.on_nic_rx_dma(h, now);
+                Ok(())
+            }
+            Event::Interfere(h, i) => {
+                self.on_interfere(h, i, now);
+                Ok(())
+            }
+            Event::Admission(h, frame) => self.on_admission(h, frame, now),
+            Event::ZcKick(h) => {
+                self.on_zc_kick(h, now);
                 Ok(())
             }
             Event::NicIrq(h, generation) => {

@@ -66,6 +66,8 @@ pub(super) enum Next {
     CompletionTaken(bool),
     /// The application finished computing on data it read.
     AppComputed,
+    /// Zero-copy: a failed speculation's cleanup is done; RX DMA may resume.
+    SpecResume,
 }
 
 /// What the communication processor notices on a turn of its loop.
@@ -160,6 +162,8 @@ pub(super) struct Timed {
     pub(super) measure: super::echo::Measure,
     /// GRO or software LRO in the driver (`lro = "gro" | "software"`).
     pub(super) host_lro: Option<super::coalesce::HostCoalescer>,
+    /// Zero-copy TCP/IP state (None: the standard stack).
+    pub(super) zc: Option<super::specdefrag::ZeroCopy>,
 }
 
 /// Counters of the offload interface.
@@ -200,7 +204,18 @@ impl Timed {
             offload: OffloadStats::default(),
             measure: Default::default(),
             host_lro,
+            zc: None,
         }
+    }
+
+    /// Frames on the RX ring awaiting the driver.
+    pub(super) fn nic_rx_done_len(&self) -> usize {
+        self.nic.rx_done.len()
+    }
+
+    /// Put a frame back at the head of the RX ring (a train waiting for its rest).
+    pub(super) fn nic_rx_done_front(&mut self, (at, frame): (Time, Vec<u8>)) {
+        self.nic.rx_done.push_front((at, frame, 1));
     }
 
     /// The communication processor polls (offload in poll mode).
@@ -220,7 +235,7 @@ impl Timed {
     }
 
     /// Reserve the memory system for `bytes` starting at `now`; returns when done.
-    fn memory(&mut self, now: Time, bytes: u64) -> Time {
+    pub(super) fn memory(&mut self, now: Time, bytes: u64) -> Time {
         let bw = self.timing.memory.bandwidth.0;
         let ps = match bytes.checked_mul(8) {
             Some(bits) => crate::engine::time::mul_div_ceil(bits, crate::engine::time::PS_PER_S, bw),
@@ -293,7 +308,7 @@ pub(super) struct Shape {
     /// Transport protocol (None: not IPv4, e.g. ARP).
     proto: Option<IpProtocol>,
     /// IP payload bytes in this frame.
-    payload: u64,
+    pub(super) payload: u64,
     /// Application bytes (TCP/UDP payload) in this frame.
     data: u64,
     frag: Frag,
@@ -524,6 +539,7 @@ impl Sim {
                 self.app_kick(h, now, false);
             }
             Next::IrqDone => self.driver_batch(h, now),
+            Next::SpecResume => self.zc_resume(h, now),
             Next::TxCleaned(n) => {
                 let t = self.timed(h);
                 t.nic.tx_used -= n;
@@ -571,7 +587,8 @@ impl Sim {
             let t = self.timed(h);
             let sh = shape(&frame.bytes);
             let path = if sh.data > 0 { Path::Send } else { Path::Receive };
-            let pieces = t.tx_pieces(sh, ctx.core);
+            let mut pieces = t.tx_pieces(sh, ctx.core);
+            pieces.extend(t.zc_tx_pieces(&frame.bytes, ctx.core));
             t.tx_jobs += 1;
             let seq = t.tx_emitted;
             t.tx_emitted += 1;
@@ -686,16 +703,23 @@ impl Sim {
         };
         pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
         pieces.push((Layer::Socket, t.timing.cycles(socket)));
-        let copy = t.timing.copy_cycles(op.bytes(), hot);
+        let app_core = t.timing.cpu.app_core as usize;
+        let (copy, moved) = match t.zc_socket_move(&op, hot, app_core) {
+            Some(m) => {
+                pieces.extend(m.pieces);
+                (m.copy, m.copied)
+            }
+            None => (t.timing.copy_cycles(op.bytes(), hot), op.bytes()),
+        };
         pieces.push((Layer::Copy, copy));
         if t.timing.offload.enabled {
             pieces.push((Layer::Command, t.timing.cycles(t.timing.offload.command)));
         }
-        if op.bytes() > 0 {
+        if moved > 0 {
             // Read and write of every byte go through the memory system.
             let core = &t.cores[t.timing.cpu.app_core as usize];
             let cpu_end = now + core.time_for(copy);
-            let mem_end = t.memory(now, 2 * op.bytes());
+            let mem_end = t.memory(now, 2 * moved);
             if mem_end > cpu_end {
                 let stall = t.cores[t.timing.cpu.app_core as usize].cycles_in(mem_end.since(cpu_end));
                 pieces.push((Layer::MemoryStall, stall));
@@ -724,14 +748,28 @@ impl Sim {
         // The NIC starts a frame only when the link can take all its segments.
         let segments = match frame.tso_mss {
             Some(mss) => shape(&frame.bytes).data.div_ceil(u64::from(mss)).max(1) as usize,
-            None => 1,
+            None => t.zc_wire_frames(&frame.bytes),
         };
         if room < segments {
             return;
         }
+        if t.zc.is_some() {
+            let head = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
+            let go = self.zc_tx_gate(h, &head, now);
+            let t = self.timed(h);
+            t.nic.tx_ring.front_mut().expect("peeked").bytes = head;
+            if !go {
+                return;
+            }
+        }
+        let t = self.timed(h);
+        let Some(frame) = t.nic.tx_ring.front() else { return };
         let len = frame.bytes.len() as u64;
         let path = if shape(&frame.bytes).data > 0 { Path::Send } else { Path::Receive };
         let done = t.dma(now, BusOp::DeviceRead, len);
+        let bytes = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
+        let done = t.zc_tx_dma(now, &bytes, done);
+        t.nic.tx_ring.front_mut().expect("peeked").bytes = bytes;
         t.note_dma(msg, path, now, done);
         t.nic.tx_dma_busy = true;
         self.sched.at(done, Priority::WIRE, Event::NicTxDma(h));
@@ -749,6 +787,7 @@ impl Sim {
             // With TSO on, the stack leaves every TCP checksum to the NIC.
             (None, true) => (tso::segment(&frame.bytes, usize::MAX), None),
             // The common case: one frame as the stack made it (no Vec to allocate).
+            (None, false) if t.zc.is_some() => (t.zc_fragment(frame.bytes), None),
             (None, false) => (Vec::new(), Some(frame.bytes)),
         };
         t.nic.stats.tx_frames += (frames.len() + usize::from(single.is_some())) as u64;
@@ -768,6 +807,7 @@ impl Sim {
 
     /// A frame reaches timed host `h`'s NIC from the wire.
     pub(super) fn nic_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) {
+        let Some(frame) = self.zc_arrive(h, frame, now) else { return };
         let t = self.timed(h);
         if t.nic.engine.is_some() {
             self.lro_arrive(h, frame, now);
@@ -812,7 +852,7 @@ impl Sim {
     pub(super) fn nic_rx_kick(&mut self, h: usize, now: Time) {
         let msg = self.apps[h].current_msg();
         let t = self.timed(h);
-        if t.nic.rx_dma_busy || t.nic.rx_posted == 0 {
+        if t.nic.rx_dma_busy || t.nic.rx_posted == 0 || t.zc.as_ref().is_some_and(|z| z.rx_stopped()) {
             return;
         }
         let Some((frame, _)) = t.nic.rx_fifo.front() else { return };
@@ -873,14 +913,17 @@ impl Sim {
             return;
         }
         let m = &t.timing.nic.moderation;
+        // A speculating driver wants one interrupt per fragment train.
+        let spec = t.zc.as_ref().and_then(|z| z.moderation());
+        let (rx_packets, rx_abs_delay) = spec.unwrap_or((m.rx_packets, m.rx_abs_delay.dur()));
         let mut due: Option<Time> = None;
         if let (Some((first, ..)), Some((last, ..))) = (t.nic.rx_done.front(), t.nic.rx_done.back()) {
-            let rx = if t.nic.rx_done.len() as u32 >= m.rx_packets {
+            let rx = if t.nic.rx_done.len() as u32 >= rx_packets {
                 *last
             } else {
                 let mut at = Time(u64::MAX);
-                if m.rx_abs_delay.0 > 0 {
-                    at = at.min(*first + m.rx_abs_delay.dur());
+                if rx_abs_delay.0 > 0 {
+                    at = at.min(*first + rx_abs_delay);
                 }
                 if m.rx_delay.0 > 0 {
                     at = at.min(*last + m.rx_delay.dur());
@@ -961,8 +1004,8 @@ impl Sim {
         let msg = self.apps[h].current_msg();
         let t = self.timed(h);
         let budget = if t.timing.nic.napi || t.polled() { t.timing.nic.napi_budget as usize } else { usize::MAX };
-        let take = t.nic.rx_done.len().min(budget);
-        let frames: Vec<(Vec<u8>, u32)> = t.nic.rx_done.drain(..take).map(|(_, f, n)| (f, n)).collect();
+        let mut take = t.nic.rx_done.len().min(budget);
+        let frames: Vec<(Time, Vec<u8>, u32)> = t.nic.rx_done.drain(..take).collect();
         let cleaned = std::mem::take(&mut t.nic.tx_done);
         t.nic.tx_done_since = None;
         let core = t.timing.stack_core();
@@ -970,10 +1013,14 @@ impl Sim {
         // Receive work the driver did on frames a host coalescer has merged
         // away (charged to the batch's last job).
         let mut leftover = Vec::new();
-        if self.timed(h).host_lro.is_some() {
+        if self.timed(h).zc.is_some() {
+            let frames = frames.into_iter().map(|(at, f, _)| (at, f)).collect();
+            take = self.zc_driver_batch(h, frames, now, core, msg, &mut jobs);
+        } else if self.timed(h).host_lro.is_some() {
+            let frames = frames.into_iter().map(|(_, f, n)| (f, n)).collect();
             leftover = self.coalesce_batch(h, core, frames, msg, &mut jobs);
         } else {
-            for (frame, segments) in frames {
+            for (_, frame, segments) in frames {
                 let t = self.timed(h);
                 let pieces = t.rx_pieces(shape(&frame), core);
                 let job = Job::new(Class::Softirq, pieces, Next::RxDeliver(frame, segments));
@@ -1059,6 +1106,8 @@ pub struct TimingReport {
     pub lro: Option<super::coalesce::NicLroReport>,
     /// GRO or software LRO in the driver (`nic.lro = "gro" | "software"` only).
     pub gro: Option<crate::nic::gro::GroStats>,
+    /// Zero-copy TCP/IP counters (hosts with a zero-copy switch on only).
+    pub zero_copy: Option<super::specdefrag::ZeroCopyStats>,
 }
 
 fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
@@ -1129,6 +1178,7 @@ impl Sim {
             offload: t.timing.offload.enabled.then(|| t.offload.clone()),
             lro: t.nic.engine.as_ref().map(|e| e.report()),
             gro: t.host_lro.as_ref().map(|c| c.stats().clone()),
+            zero_copy: t.zc.as_ref().map(|z| z.stats.clone()),
         })
     }
 

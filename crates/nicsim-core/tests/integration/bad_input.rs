@@ -318,6 +318,56 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "needs nic.checksum_offload",
         ),
         ("PCIe generation 9", timed("bus = { kind = \"pcie\", gen = 9, lanes = 8 }"), "hosts[0].bus.gen", ""),
+        // ------------------------------------------------ zero-copy (Kurmann)
+        (
+            "zero-copy knob misspelt",
+            timed("zero_copy = { fragmnet = true }"),
+            "hosts[0].zero_copy.fragmnet",
+            "unknown field",
+        ),
+        ("zero-copy OS unknown", timed("zero_copy = { os = \"mmap\" }"), "hosts[0].zero_copy.os", "unknown variant"),
+        (
+            "zero-copy page not a power of two",
+            timed("zero_copy = { page = \"3000B\" }"),
+            "hosts[0].zero_copy.page",
+            "power of two",
+        ),
+        (
+            "match CAM without speculation",
+            timed("zero_copy = { cam = \"2way\" }"),
+            "hosts[0].zero_copy.cam",
+            "needs zero_copy.speculate",
+        ),
+        (
+            "match CAM of 3 ways",
+            timed("zero_copy = { speculate = true, cam = \"3way\" }"),
+            "hosts[0].zero_copy.cam",
+            "unknown variant",
+        ),
+        (
+            "interference with no window",
+            timed("zero_copy = { interference = { frames = 5 } }"),
+            "hosts[0].zero_copy.interference.over",
+            "must be above zero",
+        ),
+        (
+            "speculation timeout of zero",
+            timed("zero_copy = { timeout = \"0s\" }"),
+            "hosts[0].zero_copy.timeout",
+            "above zero",
+        ),
+        (
+            "driver fragmentation with TSO",
+            timed("zero_copy = { fragment = true }\nnic = { tso = true }"),
+            "hosts[0].zero_copy.fragment",
+            "cannot be combined with nic.tso",
+        ),
+        (
+            "zero-copy on an ideal host",
+            host("zero_copy = { fragment = true }"),
+            "hosts[0].zero_copy",
+            "profile is not set",
+        ),
         ("TOML syntax error", "[[hosts]\nname = \"a\n".to_string(), "", "line 1"),
     ]
 }

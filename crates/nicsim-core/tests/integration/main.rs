@@ -13,6 +13,7 @@ mod fuzz_corpus;
 mod ideal;
 mod impairments;
 mod invariants;
+mod kurmann;
 mod lro;
 mod netperf;
 mod netpipe;

@@ -1,0 +1,269 @@
+//! Driver-level IPv4 fragmentation and speculative defragmentation on
+//! frames (Kurmann, Rauch and Stricker, "Speculative defragmentation").
+//!
+//! Send: the stack hands the driver an IP packet that carries one page of
+//! TCP data (the virtual interface's MTU); [`fragment`] cuts it into
+//! standard IPv4 fragments (More-Fragments flag, offsets in 8-byte units,
+//! header checksum refilled), which any IPv4 receiver reassembles.
+//!
+//! Receive: the driver pre-loads descriptors guessing that the next frames
+//! are the fragments of one page-sized packet, in order, with headers of
+//! known length ([`Guess`]). [`check_train`] says whether the frames so far
+//! still fit that guess, and [`rebuild`] turns a complete train into the
+//! one IP packet the stack sees (no copy in the model's accounting: the
+//! payloads already sit in the page).
+//!
+//! Left out: IP options (a header with options never fits the guess),
+//! IPv6. Units: bytes.
+
+use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, TcpPacket};
+
+/// Ethernet header bytes.
+pub const ETH_HEADER: usize = 14;
+/// IPv4 header bytes without options.
+pub const IP_HEADER: usize = 20;
+
+/// Where the driver expects the payloads of a fragment train to land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Guess {
+    /// TCP header bytes (with options) of the first fragment.
+    pub tcp_header: usize,
+    /// IP payload bytes of every fragment but the last (the link MTU minus
+    /// the IP header, rounded down to 8).
+    pub fragment_payload: usize,
+    /// Page size: the TCP data of one train fills at most one page.
+    pub page: usize,
+}
+
+impl Guess {
+    /// The guess for a link of IP MTU `link_mtu`, TCP headers of
+    /// `tcp_header` bytes and pages of `page` bytes.
+    pub fn new(link_mtu: usize, tcp_header: usize, page: usize) -> Guess {
+        Guess { tcp_header, fragment_payload: (link_mtu - IP_HEADER) & !7, page }
+    }
+
+    /// Bytes of the header buffer of the first descriptor (Ethernet + IP + TCP).
+    pub fn first_header(&self) -> usize {
+        ETH_HEADER + IP_HEADER + self.tcp_header
+    }
+
+    /// Header-buffer bytes of the descriptor at position `k` of a train.
+    pub fn header_at(&self, k: usize) -> usize {
+        if k == 0 {
+            self.first_header()
+        } else {
+            ETH_HEADER + IP_HEADER
+        }
+    }
+
+    /// Most fragments one page-sized packet takes.
+    pub fn max_fragments(&self) -> usize {
+        (self.page + self.tcp_header).div_ceil(self.fragment_payload)
+    }
+
+    /// Bytes of a frame at train position `k` that land outside its header
+    /// buffer (in the page): what a failed speculation must copy away.
+    pub fn displaced(&self, k: usize, frame_len: usize) -> usize {
+        frame_len.saturating_sub(self.header_at(k))
+    }
+}
+
+/// The IPv4 packet inside an Ethernet frame, if it is one.
+fn ipv4(frame: &[u8]) -> Option<Ipv4Packet<&[u8]>> {
+    let eth = EthernetFrame::new_checked(frame).ok()?;
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return None;
+    }
+    let ip = Ipv4Packet::new_checked(&frame[ETH_HEADER..]).ok()?;
+    Some(ip)
+}
+
+/// Whether `frame` is an IPv4 fragment (More-Fragments set or an offset).
+pub fn is_fragment(frame: &[u8]) -> bool {
+    ipv4(frame).is_some_and(|ip| ip.more_frags() || ip.frag_offset() != 0)
+}
+
+/// Cut the IPv4 packet in Ethernet frame `frame` into fragments that fit
+/// IP MTU `link_mtu`, with identification `ident`. `None` when the frame is
+/// not IPv4 or already fits. Fragments clear Don't-Fragment (the driver
+/// fragments on the stack's behalf) and carry a fresh header checksum.
+pub fn fragment(frame: &[u8], link_mtu: usize, ident: u16) -> Option<Vec<Vec<u8>>> {
+    let ip = ipv4(frame)?;
+    let hl = usize::from(ip.header_len());
+    let total = usize::from(ip.total_len());
+    if total <= link_mtu || ip.more_frags() || ip.frag_offset() != 0 || link_mtu < hl + 8 {
+        return None;
+    }
+    let chunk = (link_mtu - hl) & !7;
+    let payload = &frame[ETH_HEADER + hl..ETH_HEADER + total];
+    let mut out = Vec::with_capacity(payload.len().div_ceil(chunk));
+    for (i, part) in payload.chunks(chunk).enumerate() {
+        let mut f = Vec::with_capacity(ETH_HEADER + hl + part.len());
+        f.extend_from_slice(&frame[..ETH_HEADER + hl]);
+        f.extend_from_slice(part);
+        let mut p = Ipv4Packet::new_unchecked(&mut f[ETH_HEADER..]);
+        p.set_total_len((hl + part.len()) as u16);
+        p.set_ident(ident);
+        p.set_dont_frag(false);
+        p.set_more_frags((i + 1) * chunk < payload.len());
+        p.set_frag_offset((i * chunk) as u16);
+        p.fill_checksum();
+        out.push(f);
+    }
+    Some(out)
+}
+
+/// How a train of frames compares with the driver's guess.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Every frame so far landed where expected; more fragments are due.
+    Partial,
+    /// The train is a whole packet, every payload where expected.
+    Complete,
+    /// The last frame broke the guess (not a fragment, wrong datagram,
+    /// disorder, options, unexpected size).
+    Mismatch,
+}
+
+/// Compare the train `frames` (the newest last) with `guess`; the frames
+/// before the newest are known to fit already.
+pub fn check_train(frames: &[&[u8]], guess: &Guess) -> Check {
+    let k = frames.len() - 1;
+    let (Some(first), Some(ip)) = (ipv4(frames[0]), ipv4(frames[k])) else { return Check::Mismatch };
+    let payload = ip.payload().len();
+    let fits = ip.header_len() as usize == IP_HEADER
+        && usize::from(ip.total_len()) == IP_HEADER + payload
+        && usize::from(ip.frag_offset()) == k * guess.fragment_payload
+        && ip.next_header() == IpProtocol::Tcp
+        && ip.src_addr() == first.src_addr()
+        && ip.dst_addr() == first.dst_addr()
+        && ip.ident() == first.ident()
+        && k * guess.fragment_payload + payload <= guess.page + guess.tcp_header
+        && (!ip.more_frags() || payload == guess.fragment_payload)
+        && (ip.more_frags() || k > 0);
+    if !fits {
+        return Check::Mismatch;
+    }
+    if k == 0 {
+        let tcp_ok =
+            TcpPacket::new_checked(ip.payload()).is_ok_and(|t| usize::from(t.header_len()) == guess.tcp_header);
+        if !tcp_ok {
+            return Check::Mismatch;
+        }
+    }
+    match (ip.more_frags(), k + 1 < guess.max_fragments()) {
+        (false, _) => Check::Complete,
+        (true, true) => Check::Partial,
+        (true, false) => Check::Mismatch,
+    }
+}
+
+/// The IP packet a complete train carries, as one Ethernet frame: the first
+/// fragment's headers with the whole length, no fragment flags, a fresh
+/// checksum, followed by every fragment's payload in order.
+pub fn rebuild(frames: &[&[u8]]) -> Vec<u8> {
+    let payload: usize = frames.iter().map(|f| f.len() - ETH_HEADER - IP_HEADER).sum();
+    let mut out = Vec::with_capacity(ETH_HEADER + IP_HEADER + payload);
+    out.extend_from_slice(&frames[0][..ETH_HEADER + IP_HEADER]);
+    for f in frames {
+        let ip = Ipv4Packet::new_unchecked(&f[ETH_HEADER..]);
+        out.extend_from_slice(ip.payload());
+    }
+    let mut p = Ipv4Packet::new_unchecked(&mut out[ETH_HEADER..]);
+    p.set_total_len((IP_HEADER + payload) as u16);
+    p.set_more_frags(false);
+    p.set_frag_offset(0);
+    p.set_dont_frag(true);
+    p.fill_checksum();
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// An Ethernet/IPv4/TCP frame with `data` bytes of payload (pattern
+    /// `i % 251`), TCP header of 32 bytes (timestamps), IP ident 0, DF set,
+    /// as smoltcp emits it. Header bytes are literal.
+    pub(crate) fn tcp_frame(data: usize) -> Vec<u8> {
+        let mut f = vec![
+            0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00, // Ethernet b <- a, IPv4
+            0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, // IPv4, DF, TCP
+            0x30, 0x39, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 1, 0x80, 0x10, 0x10, 0x00, 0, 0, 0, 0, // TCP, doff 8
+            1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 1, // NOP NOP timestamps
+        ];
+        f.extend((0..data).map(|i| (i % 251) as u8));
+        let total = (f.len() - ETH_HEADER) as u16;
+        let mut ip = Ipv4Packet::new_unchecked(&mut f[ETH_HEADER..]);
+        ip.set_total_len(total);
+        ip.fill_checksum();
+        f
+    }
+
+    fn refs(v: &[Vec<u8>]) -> Vec<&[u8]> {
+        v.iter().map(|f| f.as_slice()).collect()
+    }
+
+    #[test]
+    fn a_page_becomes_three_valid_fragments() {
+        let frame = tcp_frame(4096);
+        let frags = fragment(&frame, 1500, 77).unwrap();
+        assert_eq!(frags.len(), 3);
+        // 4096 + 32 TCP bytes: 1480 + 1480 + 1168.
+        let lens: Vec<usize> = frags.iter().map(|f| f.len() - 34).collect();
+        assert_eq!(lens, [1480, 1480, 1168]);
+        for (i, f) in frags.iter().enumerate() {
+            let ip = Ipv4Packet::new_checked(&f[14..]).unwrap();
+            assert!(ip.verify_checksum(), "fragment {i} checksum");
+            assert_eq!(ip.ident(), 77);
+            assert!(!ip.dont_frag());
+            assert_eq!(ip.more_frags(), i < 2);
+            assert_eq!(ip.frag_offset() as usize, i * 1480);
+            assert_eq!(usize::from(ip.total_len()), f.len() - 14);
+            assert_eq!(&f[..14], &frame[..14]);
+        }
+        // Small packets are left alone.
+        assert!(fragment(&tcp_frame(1000), 1500, 1).is_none());
+    }
+
+    #[test]
+    fn a_complete_train_rebuilds_the_packet() {
+        let frame = tcp_frame(4096);
+        let frags = fragment(&frame, 1500, 9).unwrap();
+        let g = Guess::new(1500, 32, 4096);
+        assert_eq!(g.max_fragments(), 3);
+        assert_eq!(check_train(&refs(&frags[..1]), &g), Check::Partial);
+        assert_eq!(check_train(&refs(&frags[..2]), &g), Check::Partial);
+        assert_eq!(check_train(&refs(&frags), &g), Check::Complete);
+        let whole = rebuild(&refs(&frags));
+        assert_eq!(whole.len(), frame.len());
+        assert_eq!(&whole[34..], &frame[34..], "payload intact");
+        let ip = Ipv4Packet::new_checked(&whole[14..]).unwrap();
+        assert!(ip.verify_checksum());
+        assert_eq!(usize::from(ip.total_len()), 20 + 32 + 4096);
+        assert!(!ip.more_frags() && ip.frag_offset() == 0);
+    }
+
+    #[test]
+    fn interference_disorder_and_guesses_break_the_train() {
+        let frags = fragment(&tcp_frame(4096), 1500, 9).unwrap();
+        let g = Guess::new(1500, 32, 4096);
+        // An interfering small frame in the middle.
+        let ack = tcp_frame(0);
+        assert_eq!(check_train(&[&frags[0], &ack], &g), Check::Mismatch);
+        // Disorder.
+        assert_eq!(check_train(&[&frags[0], &frags[2]], &g), Check::Mismatch);
+        assert_eq!(check_train(&[&frags[1]], &g), Check::Mismatch);
+        // A fragment of another datagram.
+        let other = fragment(&tcp_frame(4096), 1500, 10).unwrap();
+        assert_eq!(check_train(&[&frags[0], &other[1]], &g), Check::Mismatch);
+        // A wrong TCP header guess.
+        let g20 = Guess::new(1500, 20, 4096);
+        assert_eq!(check_train(&[&frags[0]], &g20), Check::Mismatch);
+        // A standard (unfragmented) segment.
+        assert_eq!(check_train(&[&tcp_frame(1448)], &g), Check::Mismatch);
+        assert!(is_fragment(&frags[2]) && !is_fragment(&ack));
+        assert_eq!(g.displaced(0, 1514), 1514 - 66);
+        assert_eq!(g.displaced(1, 60), 26);
+    }
+}
