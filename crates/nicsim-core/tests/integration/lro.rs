@@ -404,6 +404,9 @@ proptest! {
         for (frame, at, byte, cut) in &damage {
             let n = input.len();
             let f = &mut input[frame.index(n)];
+            if f.is_empty() {
+                continue;
+            }
             let i = at.index(f.len());
             if *cut { f.truncate(i) } else { f[i] = *byte }
         }
