@@ -179,7 +179,8 @@ def test_kurmann_is_a_study() -> None:
 def test_the_report_has_its_sections_tables_and_figure(results: Path) -> None:
     out = results / "report"
     text = (out / "report.md").read_text(encoding="utf-8")
-    for heading in ("## Calibration", "## Table 4: Dolly", "## Receiver CPU load"):
+    for heading in ("## Calibration", "## Figure 5", "## Figure 6", "## Table 1", "## Table 2", "## Table 4: Dolly",
+                    "## Receiver CPU load"):
         assert heading in text
     assert "| variant | model (study's flow) | bottleneck |" in text
     assert "![Table 4](table4-dolly.png)" in text
@@ -252,3 +253,60 @@ def test_a_section_whose_runs_are_missing_is_left_out(results: Path, tmp_path: P
 def test_the_packaged_standard_scenario_is_the_repository_one() -> None:
     packaged = (Path(kurmann.__file__).parent / "standard.toml").read_text(encoding="utf-8")
     assert packaged == (REPO / "scenarios" / "kurmann-standard.toml").read_text(encoding="utf-8")
+
+
+def test_the_packaged_zero_copy_scenarios_are_the_repository_ones() -> None:
+    packaged = sorted((Path(kurmann.__file__).parent / "zc").glob("*.toml"))
+    repo = sorted(p for p in (REPO / "scenarios" / "kurmann").glob("*.toml") if p.name != "standard.toml")
+    assert [p.name for p in packaged] == [p.name for p in repo]
+    for p, q in zip(packaged, repo):
+        assert p.read_text(encoding="utf-8") == q.read_text(encoding="utf-8"), p.name
+
+
+def test_figure5_ranks_the_variants_and_matches_the_runs(results: Path) -> None:
+    reports = _reports(results)
+    rows = {r["variant"]: r for r in _rows(results / "report" / "figure5.csv")}
+    assert list(rows) == list(kurmann.FIGURE5)
+    for key, run in kurmann.FIGURE5.items():
+        r = reports[run.key]
+        assert rows[key]["verified"] == "True"
+        assert float(rows[key]["mbs"]) == pytest.approx(r["summary"]["goodput_bps"] / 8e6, abs=0.01)
+    mbs = {k: float(v["mbs"]) for k, v in rows.items()}
+    # Removing copies can only help; removing all of them helps most.
+    assert mbs["spec-only"] > mbs["standard"] and mbs["zc-os-only"] >= mbs["standard"]
+    assert min(mbs["both-remap"], mbs["both-fbufs"]) > 2 * mbs["standard"]
+    # No copy is left at the receiver when both are on; the standard stack speculates nothing.
+    assert float(rows["both-fbufs"]["receiver_copy_cycles_per_byte"]) == 0
+    assert int(rows["standard"]["spec_hits"]) == 0 and int(rows["both-fbufs"]["spec_hits"]) > 8000
+    # Nothing moves faster than the sender's PCI bus allows (126 MB/s for large bursts).
+    assert max(mbs.values()) < 126
+
+
+def test_figure6_fallbacks_work_and_the_standard_sender_always_cleans_up(results: Path) -> None:
+    rows = {r["variant"]: r for r in _rows(results / "report" / "figure6.csv")}
+    assert all(r["verified"] == "True" for r in rows.values())
+    std, zs, sz = rows["standard"], rows["fallback-zc-to-std"], rows["fallback-std-to-zc"]
+    assert float(zs["mbs"]) == pytest.approx(float(std["mbs"]), rel=0.1)
+    assert int(sz["spec_hits"]) == 0 and int(sz["spec_misses"]) > 0
+    assert float(sz["mbs"]) < float(std["mbs"])
+
+
+def test_table1_interference_breaks_speculations_and_the_cam_shields_them(results: Path) -> None:
+    rows = {(int(r["interfering_frames"]), r["cam"]): r for r in _rows(results / "report" / "table1.csv")}
+    assert set(rows) == set(kurmann.TABLE1)
+    failed = {k: int(r["failed_zero_copy"]) for k, r in rows.items()}
+    assert failed[(0, "off")] < failed[(100, "off")] < failed[(10_000, "off")]
+    assert failed[(10_000, "off")] >= 10_000 / 2
+    for n in kurmann.INTERFERENCE:
+        assert failed[(n, "4way")] <= failed[(n, "off")]
+        assert rows[(n, "off")]["verified"] == "True"
+    assert all(int(r["pages"]) >= 100_000 for r in rows.values())
+
+
+def test_table2_admission_control_raises_the_masters_zero_copy_packets(results: Path) -> None:
+    rows = _rows(results / "report" / "table2.csv")
+    master = {r["admission"]: r for r in rows if r["pattern"] == "converge" and r["host"] == "master"}
+    assert int(master["True"]["successful_zero_copy"]) > int(master["False"]["successful_zero_copy"])
+    for r in rows:
+        assert int(r["successful_zero_copy"]) <= int(r["potential_zero_copy"])
+        assert int(r["large_data"]) + int(r["small_control"]) <= int(r["frames"])
