@@ -817,6 +817,13 @@ impl Timing {
                     .into(),
             );
         }
+        if z.speculate && n.lro != LroMode::Off {
+            return err(
+                "zero_copy.speculate",
+                "cannot be combined with nic.lro (speculation expects each page's fragments as they came off the wire)"
+                    .into(),
+            );
+        }
         for (field, d) in [
             ("admission_turnaround", z.admission_turnaround),
             ("admission_throttle", z.admission_throttle),

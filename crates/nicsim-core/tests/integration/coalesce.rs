@@ -118,6 +118,13 @@ fn bad_coalescing_knobs_name_their_field() {
     assert!(e.to_string().contains("hosts[0].nic.lro_engine.flush_packets"), "{e}");
     let e = config_error(&pair("lro_engine = { core_clock = \"10kHz\" }", "", "1MiB"));
     assert!(e.to_string().contains("hosts[0].nic.lro_engine.core_clock"), "{e}");
+    let zc = pair("lro = \"gro\"", "", "1MiB").replacen(
+        "nic = {",
+        "zero_copy = { fragment = true, speculate = true }\nnic = {",
+        1,
+    );
+    let e = config_error(&zc);
+    assert!(e.to_string().contains("hosts[0].zero_copy.speculate"), "{e}");
     let e = config_error(&pair("", ", coalesced_ack = \"never\"", "1MiB"));
     assert!(e.to_string().contains("hosts[0].tcp.coalesced_ack"), "{e}");
 }
