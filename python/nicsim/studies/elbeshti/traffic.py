@@ -35,8 +35,9 @@ STUDY_WINDOW = 20
 STUDY_CAM = 64
 """The study's CAM entries."""
 BIG_WINDOW = 1000
-"""A flush window far above the CAM's 64 entries (an estimate chosen so the
-window no longer bounds the streams held and 80 flows overflow the CAM)."""
+"""A flush window far above the CAM's 64 entries (nicsim's choice, not the
+study's: the window then no longer bounds the streams held, and 80 flows
+overflow the CAM)."""
 IMPAIR_SEED = 5
 LOSS = 0.01
 DUPLICATE = 0.01
