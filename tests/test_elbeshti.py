@@ -5,14 +5,17 @@ Plus the bindings' physics and errors."""
 from __future__ import annotations
 
 import csv
+import json
 import math
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import nicsim
 from nicsim import _core
 from nicsim.cli import main
+from nicsim.studies.elbeshti import traffic
 
 GBPS = 1_000_000_000
 
@@ -46,8 +49,8 @@ def test_report_has_every_table_and_figure(report: Path) -> None:
     for fig in ("fig6-min-clock", "tables-busy-idle", "idle-vs-ratio"):
         assert f"]({fig}.png)" in text
         assert (report / f"{fig}.png").stat().st_size > 1000
-    # No section for experiment 5 until the engine lands.
-    assert "Experiment 5" not in text
+    assert "## Experiment 5: the LRO engine on nicsim traffic" in text
+    assert "traffic.csv" in text
 
 
 def test_study_numbers_are_in_the_report(report: Path) -> None:
@@ -139,3 +142,145 @@ def test_bad_arguments_name_the_field() -> None:
     with pytest.raises(_core.ScenarioError) as e:
         _core.risc_min_clock(1500, 100 * GBPS, dma_clock_hz=1_000_000_000, packets=100)
     assert e.value.path == "dma_clock_hz" and "366.0 ns" in e.value.reason
+
+
+# --- experiment 5: the LRO engine on nicsim traffic --------------------------
+
+
+def _traffic(report: Path) -> dict[tuple[str, str, str], dict[str, str]]:
+    return {(r["case"], r["engine"], r["flush_packets"]): r for r in _rows(report / "traffic.csv")}
+
+
+def test_traffic_rows_agree_with_coalesce_pcap(report: Path, tmp_path: Path) -> None:
+    """Every CSV row is what ``coalesce_pcap`` returns for that input and
+    setting (inputs rebuilt in a second, independent run: also determinism)."""
+    inputs = traffic.compute(tmp_path)["inputs"]
+    rows = _rows(report / "traffic.csv")
+    assert len(rows) == 9
+    for r in rows:
+        if r["engine"] == "nic":
+            window = int(r["flush_packets"])
+            stats = json.loads(
+                _core.coalesce_pcap(inputs[r["case"]], tmp_path / "out.pcap", "nic", flush_packets=window, cam_entries=64)
+            )
+            s = stats["nic"]
+            for cls in ("BOM", "COM", "EOM", "SSM", "OOP"):
+                assert int(r[cls]) == s["classes"][cls], (r["case"], cls)
+            for key in ("cam_max", "evictions", "duplicates_dropped"):
+                assert int(r[key]) == s[key], (r["case"], key)
+            assert float(r["cam_mean"]) == pytest.approx(s["cam_mean"], abs=1e-4)
+            for cause, n in s["flushes"].items():
+                assert int(r[f"flush_{cause}"]) == n, (r["case"], cause)
+        else:
+            stats = json.loads(_core.coalesce_pcap(inputs[r["case"]], tmp_path / "out.pcap", "gro"))
+            s = stats["gro"]
+            for cause, n in s["flushes"].items():
+                assert int(r[f"gro_flush_{cause}"]) == n, (r["case"], cause)
+        for key in ("frames_in", "frames_out"):
+            assert int(r[key]) == stats[key], (r["case"], r["engine"], key)
+        for key in ("aggregates", "segments_merged", "passthrough", "bytes_in", "bytes_out"):
+            assert int(r[key]) == s[key], (r["case"], r["engine"], key)
+        assert float(r["coalescing_ratio"]) == pytest.approx(int(r["frames_in"]) / int(r["frames_out"]), abs=1e-4)
+        # Every frame in is counted once in the class histogram or as passed through.
+        if r["engine"] == "nic":
+            classified = sum(int(r[c]) for c in ("BOM", "COM", "EOM", "SSM", "OOP"))
+            assert classified + int(r["passthrough"]) == int(r["frames_in"])
+
+
+def test_bulk_coalesces(report: Path) -> None:
+    t = _traffic(report)
+    for key in (("bulk", "nic", "20"), ("bulk", "gro", "")):
+        r = t[key]
+        assert int(r["frames_in"]) > 2000
+        assert int(r["frames_out"]) < int(r["frames_in"]) / 1.5, key
+    nic = t[("bulk", "nic", "20")]
+    # One flow: one stream held at most; in-order input, no OOP.
+    assert int(nic["cam_max"]) == 1 and int(nic["OOP"]) == 0
+
+
+def test_the_study_window_never_fills_the_cam_a_big_window_overflows_it(report: Path) -> None:
+    t = _traffic(report)
+    study = t[("flows80", "nic", "20")]
+    big = t[("flows80", "nic", str(traffic.BIG_WINDOW))]
+    assert int(study["evictions"]) == 0 and int(study["flush_evict"]) == 0
+    assert int(study["cam_max"]) <= 20
+    assert int(big["evictions"]) > 0 and int(big["flush_evict"]) == int(big["evictions"])
+    assert int(big["cam_max"]) == 64
+    # Same input to both.
+    assert big["frames_in"] == study["frames_in"] and big["bytes_in"] == study["bytes_in"]
+
+
+def test_impaired_input_gives_out_of_order_segments(report: Path) -> None:
+    t = _traffic(report)
+    assert int(t[("lossy-run", "nic", "20")]["OOP"]) > 0
+    hurt = t[("bulk-impaired", "nic", "20")]
+    assert int(hurt["OOP"]) > 0
+    assert int(hurt["duplicates_dropped"]) > 0
+    assert int(t[("bulk", "nic", "20")]["OOP"]) == 0
+    text = (report / "report.md").read_text(encoding="utf-8")
+    assert "taken at the sender" in text and "seeded" in text
+
+
+def _frames(n: int) -> list[tuple[int, bytes]]:
+    return [(1000 * i, i.to_bytes(4, "big") * 16) for i in range(n)]
+
+
+def test_impair_is_seeded_and_accounts_for_every_frame() -> None:
+    frames = _frames(5000)
+    out, counts = traffic.impair(frames, seed=3)
+    again, counts_again = traffic.impair(frames, seed=3)
+    assert out == again and counts == counts_again
+    other, _ = traffic.impair(frames, seed=4)
+    assert other != out
+    # 5000 frames at 1 % each: every impairment happened, none absurdly often.
+    for name in ("lost", "duplicated", "reordered"):
+        assert 10 <= counts[name] <= 120, (name, counts)
+    assert len(out) == len(frames) - counts["lost"] + counts["duplicated"]
+    # Only input frames come out; a lost frame never, a duplicated one twice.
+    seen: dict[bytes, int] = {}
+    for _, f in out:
+        seen[f] = seen.get(f, 0) + 1
+    assert set(seen) <= {f for _, f in frames}
+    assert len(frames) - len(seen) == counts["lost"]
+    assert sum(n - 1 for n in seen.values()) == counts["duplicated"]
+    # Reordered frames come out after a later one.
+    index = {f: i for i, (_, f) in enumerate(frames)}
+    order = [index[f] for _, f in out]
+    late = sum(1 for a, b in zip(order, order[1:]) if b < a)
+    assert late == counts["reordered"]
+
+
+def test_pcap_round_trip_and_receiver_filter(tmp_path: Path) -> None:
+    frames = _frames(10)
+    path = tmp_path / "x.pcap"
+    traffic.write_pcap(path, 1, frames)
+    assert traffic.read_pcap(path) == (1, frames)
+    # The bulk run's link pcap holds both directions; only b's input is kept.
+    result = nicsim.run(traffic.HERE / "bulk.toml", pcap=tmp_path / "cap")
+    _, records = traffic.read_pcap(result.pcaps[0])
+    kept = traffic.received(records)
+    b_mac = kept[-1][1][0:6]
+    assert 0 < len(kept) < len(records)
+    assert all(f[0:6] in (b_mac, b"\xff" * 6) for _, f in kept)
+    assert all(f[0:6] != b_mac for _, f in records if (_, f) not in kept)
+
+
+def test_coalesce_pcap_sizes_default_to_the_study_and_are_checked(tmp_path: Path) -> None:
+    frames = traffic.received(traffic.read_pcap(nicsim.run(traffic.HERE / "flows80.toml", pcap=tmp_path).pcaps[0])[1])
+    src = tmp_path / "in.pcap"
+    traffic.write_pcap(src, 1, frames)
+    plain = json.loads(_core.coalesce_pcap(src, tmp_path / "a.pcap"))
+    study = json.loads(_core.coalesce_pcap(src, tmp_path / "b.pcap", flush_packets=20, cam_entries=64))
+    assert plain == study
+    assert (tmp_path / "a.pcap").read_bytes() == (tmp_path / "b.pcap").read_bytes()
+    # A CAM of 4 entries and a long window: evictions, never more than 4 held.
+    small = json.loads(_core.coalesce_pcap(src, tmp_path / "c.pcap", cam_entries=4, flush_packets=1000))["nic"]
+    assert small["cam_max"] == 4 and small["evictions"] > 0
+    with pytest.raises(_core.ScenarioError) as e:
+        _core.coalesce_pcap(src, tmp_path / "d.pcap", flush_packets=0)
+    assert e.value.path == "flush_packets"
+    with pytest.raises(_core.ScenarioError) as e:
+        _core.coalesce_pcap(src, tmp_path / "d.pcap", cam_entries=0)
+    assert e.value.path == "cam_entries"
+    with pytest.raises(ValueError, match="nic engine only"):
+        _core.coalesce_pcap(src, tmp_path / "d.pcap", "gro", flush_packets=40)

@@ -68,6 +68,8 @@ def coalesce_pcap(
     output: str | os.PathLike[str],
     engine: str = "nic",
     batch_gap_us: float = 20.0,
+    flush_packets: int | None = None,
+    cam_entries: int | None = None,
 ) -> str: ...
 def risc_cycles(
     size: int,

@@ -278,16 +278,44 @@ fn profile_text(name: &str) -> Option<&'static str> {
 /// Coalesce the Ethernet pcap `input` with the NIC LRO engine (`"nic"`,
 /// flushed at the end) or host GRO (`"gro"`, frames less than
 /// `batch_gap_us` apart form one poll batch); write the frames the host
-/// sees to `output` and return the statistics as JSON.
+/// sees to `output` and return the statistics as JSON. `flush_packets` and
+/// `cam_entries` override the NIC engine's window and CAM size (default:
+/// the study's 20 and 64).
 #[pyfunction]
-#[pyo3(signature = (input, output, engine = "nic", batch_gap_us = 20.0))]
-fn coalesce_pcap(py: Python<'_>, input: PathBuf, output: PathBuf, engine: &str, batch_gap_us: f64) -> PyResult<String> {
-    use nicsim_core::nic::lro::Engine;
+#[pyo3(signature = (input, output, engine = "nic", batch_gap_us = 20.0, flush_packets = None, cam_entries = None))]
+fn coalesce_pcap(
+    py: Python<'_>,
+    input: PathBuf,
+    output: PathBuf,
+    engine: &str,
+    batch_gap_us: f64,
+    flush_packets: Option<u32>,
+    cam_entries: Option<usize>,
+) -> PyResult<String> {
+    use nicsim_core::nic::lro::{Engine, LroConfig};
     if !(batch_gap_us.is_finite() && batch_gap_us >= 0.0) {
         return Err(PyValueError::new_err(format!("batch_gap_us must be a non-negative number, not {batch_gap_us}")));
     }
+    if flush_packets == Some(0) {
+        return Err(scenario_error(py, &ConfigError::new("flush_packets", "must be at least 1 frame")));
+    }
+    if cam_entries == Some(0) {
+        return Err(scenario_error(py, &ConfigError::new("cam_entries", "must be at least 1 entry")));
+    }
+    let sized = flush_packets.is_some() || cam_entries.is_some();
     let engine = match engine {
+        "nic" if sized => {
+            let d = LroConfig::default();
+            Engine::NicWith(LroConfig {
+                flush_packets: flush_packets.unwrap_or(d.flush_packets),
+                cam_entries: cam_entries.unwrap_or(d.cam_entries),
+                ..d
+            })
+        }
         "nic" => Engine::Nic,
+        "gro" if sized => {
+            return Err(PyValueError::new_err("flush_packets and cam_entries apply to the nic engine only"));
+        }
         "gro" => Engine::Gro { batch_gap_ns: (batch_gap_us * 1000.0).round() as u64 },
         other => return Err(PyValueError::new_err(format!("unknown engine \"{other}\"; engines are: nic, gro"))),
     };

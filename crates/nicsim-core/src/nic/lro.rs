@@ -490,6 +490,9 @@ fn covers(a: &Aggregate, v: &TcpView) -> bool {
 pub enum Engine {
     /// The NIC LRO engine with the study's sizes, flushed at the end of input.
     Nic,
+    /// The NIC LRO engine with other sizes (e.g. a flush window above the
+    /// CAM's size, so the CAM can overflow), flushed at the end of input.
+    NicWith(LroConfig),
     /// Host GRO; frames closer than `batch_gap_ns` form one poll batch.
     Gro {
         /// A gap of at least this many nanoseconds ends a poll batch.
@@ -540,8 +543,9 @@ pub fn coalesce_pcap(input: &Path, output: &Path, engine: Engine) -> Result<Pcap
     let frames_in = capture.records.len() as u64;
     let stamp = |ns: u128| u64::try_from(ns).unwrap_or(u64::MAX);
     let mut report = match engine {
-        Engine::Nic => {
-            let mut lro = NicLro::new(LroConfig::default());
+        Engine::Nic | Engine::NicWith(_) => {
+            let cfg = if let Engine::NicWith(cfg) = engine { cfg } else { LroConfig::default() };
+            let mut lro = NicLro::new(cfg);
             for r in capture.records {
                 lro.push_tagged(r.data, stamp(r.time_ns), &mut out);
             }

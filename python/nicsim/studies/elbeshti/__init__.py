@@ -12,10 +12,13 @@ Everything here comes from nicsim's core through ``nicsim._core``:
    core/bus timing model (``nic::risc``);
 4. the minimum core clock sustaining 100 Gbps with no RBI overrun (bisection
    over simulations of the two-buffer RBI, the study's Figure 6) and the
-   DMA/core ratio at which idle cycles vanish.
+   DMA/core ratio at which idle cycles vanish;
+5. the NIC LRO engine (``nic::lro``, and host GRO beside it) on captures of
+   nicsim runs: one bulk flow, 80 interleaved flows, and impaired traffic
+   (:mod:`nicsim.studies.elbeshti.traffic`).
 
-No scenario is run, so nothing is cached: the whole report takes about a
-second. The study's own numbers in nicsim's spec are the busy instruction
+Experiment 5 runs four small scenarios of this package (under a second in
+all); nothing is cached: the whole report takes a few seconds. The study's own numbers in nicsim's spec are the busy instruction
 counts, the 366-cycle move of a maximum segment, the 2927 cycles and
 812,743.82 packets/s; the published Table I/II totals and Figure 6 clocks
 are not in the spec, so nicsim's are predictions.
@@ -32,6 +35,7 @@ from nicsim import _core
 from nicsim.campaign.executors import Executor
 from nicsim.campaign.reproduction import Reproduction
 from nicsim.studies import write_csv
+from nicsim.studies.elbeshti import traffic
 
 CLASSES = ["BOM", "COM", "EOM", "SSM", "OOP"]
 STUDY_BUSY = {"BOM": 22, "COM": 29, "EOM": 28, "SSM": 17, "OOP": 32}
@@ -217,6 +221,7 @@ def compute() -> dict[str, Any]:
         keys += [k for k in r if k not in keys]
     minclock = [{k: r.get(k, "") for k in keys} for r in minclock]
     segment = _core.risc_cycles(1500, dma_ratio=1.0, classes=["COM"])[0]
+    lro = traffic.compute()
     return {
         "host": host,
         "budget": budget,
@@ -225,6 +230,8 @@ def compute() -> dict[str, Any]:
         "ratios": ratios,
         "curve": curve,
         "segment": segment,
+        "traffic": lro["rows"],
+        "impairments": lro["impairments"],
     }
 
 
@@ -237,7 +244,7 @@ def write_report(data: dict[str, Any], out_dir: Path, wall_s: float) -> list[Pat
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for name in ("host", "budget", "tables", "minclock", "ratios"):
+    for name in ("host", "budget", "tables", "minclock", "ratios", "traffic"):
         written.append(write_csv(out_dir / f"{name}.csv", data[name]))
 
     def save(fig: Any, name: str) -> str:
@@ -427,15 +434,11 @@ def _markdown(out_dir: Path, data: dict[str, Any], wall_s: float, figs: tuple[st
                 f"| {r['size']} | {r['bus_cycles']} | {r['idle_free_ratio']:.3f} | {r['idle_at_ratio']} | {r['idle_at_99pct']} |"
             )
     lines += ["", "(The same for every class: each has at least 7 instructions that do not need the bus.)", ""]
-    # EXPERIMENT 5 GOES HERE: the LRO engine (nic/lro.rs) on real traffic --
-    # coalescing ratio, class histogram, CAM occupancy for a bulk flow, > 64
-    # interleaved flows, reordering and loss. Left for the lead to add once
-    # the engine lands; `_experiment5` is the hook.
-    lines += _experiment5(out_dir)
+    lines += _experiment5(data)
     lines += [
         "## Files",
         "",
-        "host.csv, budget.csv, tables.csv, minclock.csv, ratios.csv; figures as PNG and PDF.",
+        "host.csv, budget.csv, tables.csv, minclock.csv, ratios.csv, traffic.csv; figures as PNG and PDF.",
         "",
     ]
     path = out_dir / "report.md"
@@ -443,8 +446,91 @@ def _markdown(out_dir: Path, data: dict[str, Any], wall_s: float, figs: tuple[st
     return path
 
 
-def _experiment5(out_dir: Path) -> list[str]:
-    """Report lines of experiment 5 (the engine on real traffic): none yet.
-    Placeholder for the lead: the LRO engine is not merged."""
-    del out_dir
-    return []
+def _experiment5(data: dict[str, Any]) -> list[str]:
+    """Report lines of experiment 5: the LRO engine on nicsim's own traffic."""
+    rows = data["traffic"]
+    imp = data["impairments"]
+
+    def get(case: str, engine: str, window: int | str) -> dict[str, Any]:
+        return next(r for r in rows if r["case"] == case and r["engine"] == engine and r["flush_packets"] == window)
+
+    def flushes(r: dict[str, Any]) -> str:
+        prefix = "flush_" if r["engine"] == "nic" else "gro_flush_"
+        causes = traffic.NIC_FLUSHES if r["engine"] == "nic" else traffic.GRO_FLUSHES
+        return ", ".join(f"{c} {r[prefix + c]}" for c in causes if r[prefix + c]) or "none"
+
+    lines = [
+        "## Experiment 5: the LRO engine on nicsim traffic",
+        "",
+        "nicsim's own numbers (the study publishes none for this). Each case runs a scenario of",
+        "`python/nicsim/studies/elbeshti/` (two ideal hosts a -> b over GbE, seed 1) with a link pcap;",
+        "the frames addressed to b (its NIC's input: b's own ACKs are left out) are coalesced by",
+        f"`coalesce_pcap` with the NIC LRO engine (CAM {traffic.STUDY_CAM} streams, 64 pages of 30 KB,",
+        f"flush window {traffic.STUDY_WINDOW} frames: the study's sizes) and with host GRO (64 flows, 64 KB,",
+        f"poll batches split at {traffic.BATCH_GAP_US:g} us gaps). Cases:",
+        "",
+    ]
+    lines += [f"- **{c.name}**: {c.description}." for c in traffic.CASES]
+    lines += [
+        "",
+        "A nicsim link pcap is taken at the sender, where frames start on the wire, so the link's",
+        "loss, duplication and reordering are not in any capture. **lossy-run** is therefore the",
+        "sender's view of a lossy run: every segment sent (those the link then lost included) plus",
+        "TCP's retransmissions, which reach the engine out of order. **bulk-impaired** is what a",
+        "receiving NIC would see from an impaired link: the bulk case's input put through a seeded",
+        f"pass in Python (`traffic.impair`, seed {traffic.IMPAIR_SEED}): each frame lost with probability",
+        f"{traffic.LOSS:g}, duplicated with {traffic.DUPLICATE:g}, delayed behind the next frame with",
+        f"{traffic.REORDER:g} ({imp.get('lost', 0)} lost, {imp.get('duplicated', 0)} duplicated,"
+        f" {imp.get('reordered', 0)} reordered); no retransmission fills the holes.",
+        "",
+        "| case | engine | window | frames in -> out | ratio | BOM / COM / EOM / SSM / OOP | CAM max / mean | evictions | dups dropped | flushes |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        if r["engine"] == "nic":
+            classes = " / ".join(str(r[c]) for c in CLASSES)
+            cam = f"{r['cam_max']} / {r['cam_mean']:.2f}"
+            lines.append(
+                f"| {r['case']} | nic | {r['flush_packets']} | {r['frames_in']} -> {r['frames_out']} |"
+                f" {r['coalescing_ratio']:.2f} | {classes} | {cam} | {r['evictions']} |"
+                f" {r['duplicates_dropped']} | {flushes(r)} |"
+            )
+        else:
+            lines.append(
+                f"| {r['case']} | gro | - | {r['frames_in']} -> {r['frames_out']} | {r['coalescing_ratio']:.2f} |"
+                f" - | (GRO) {r['gro_max_flows_held']} flows / - | - | - | {flushes(r)} |"
+            )
+    bulk = get("bulk", "nic", traffic.STUDY_WINDOW)
+    many = get("flows80", "nic", traffic.STUDY_WINDOW)
+    big = get("flows80", "nic", traffic.BIG_WINDOW)
+    hurt = get("bulk-impaired", "nic", traffic.STUDY_WINDOW)
+    lossy = get("lossy-run", "nic", traffic.STUDY_WINDOW)
+    lines += [
+        "",
+        f"What the numbers say. One bulk flow coalesces {bulk['coalescing_ratio']:.2f} frames into one: smoltcp",
+        f"sets PSH on many segments of a bulk transfer, so {bulk['EOM']} EOMs (and {bulk['SSM']} SSMs) end",
+        "aggregates long before a page (21 segments) or the 20-frame window would; the CAM holds one",
+        f"stream. With 80 interleaved flows and the study's window of {traffic.STUDY_WINDOW} frames the CAM",
+        f"never holds more than {traffic.STUDY_WINDOW} streams, whatever the traffic — every stream is",
+        f"flushed every {traffic.STUDY_WINDOW} frames — so the 64-entry CAM can never fill or evict with the",
+        f"study's own sizes (here at most {many['cam_max']}, mean {many['cam_mean']:.2f}, {many['evictions']}"
+        " evictions). That is a finding about the design: its window lets it use at most 20 of the",
+        f"CAM's 64 entries. With a window of {traffic.BIG_WINDOW} frames the 80 flows overflow the CAM"
+        f" ({big['cam_max']} held, {big['evictions']} least-recently-used evictions) and yet coalesce",
+        f"better ({big['coalescing_ratio']:.2f} frames per frame out vs {many['coalescing_ratio']:.2f}): the"
+        f" {big['evictions']} evictions replace {many['flush_window'] - big['flush_window']} window flushes, and",
+        "an evicted stream is one that has not been seen for the longest time. On impaired input the",
+        f"engine meets OOP segments: {lossy['OOP']} in the lossy run's capture (its retransmissions;"
+        f" {lossy['duplicates_dropped']} duplicate dropped) and {hurt['OOP']} in the impaired bulk input"
+        f" ({hurt['duplicates_dropped']} duplicates dropped).",
+        "They go to a stream's sub-list, holes are left to the host's TCP, and the impaired bulk input",
+        f"coalesces about as well as the clean one ({hurt['coalescing_ratio']:.2f} vs {bulk['coalescing_ratio']:.2f}).",
+        "The lossy run's capture gives no EOM or SSM (no PSH), so its aggregates run to the 20-frame",
+        f"window ({lossy['coalescing_ratio']:.2f}). GRO, beside the engine, is not bound by a window but",
+        "flushes at every PSH, short segment, hole or changed ACK (`psh_fin`, `short`, `mismatch`).",
+        "",
+        "These captures' numbers differ from those in docs/models/lro.md, which feeds the engine both",
+        "directions of the link (b's pure ACKs count there as passed-through frames).",
+        "",
+    ]
+    return lines
