@@ -284,3 +284,24 @@ def test_coalesce_pcap_sizes_default_to_the_study_and_are_checked(tmp_path: Path
     assert e.value.path == "cam_entries"
     with pytest.raises(ValueError, match="nic engine only"):
         _core.coalesce_pcap(src, tmp_path / "d.pcap", "gro", flush_packets=40)
+
+
+def test_the_nic_engine_in_a_whole_host_cuts_the_receivers_cycles_per_byte(report: Path) -> None:
+    rows = _rows(report / "host-sim.csv")
+    assert {(r["line_rate_gbps"], r["lro"]) for r in rows} == {
+        (str(g), m) for g in (10, 40, 100) for m in ("off", "nic", "gro", "software")
+    }
+    text = (report / "report.md").read_text(encoding="utf-8")
+    assert "## Experiment 6" in text
+    for gbps in ("10", "40", "100"):
+        by = {r["lro"]: r for r in rows if r["line_rate_gbps"] == gbps}
+        assert all(r["verified"] == "True" for r in by.values())
+        off = float(by["off"]["receiver_cycles_per_byte"])
+        for mode in ("nic", "gro", "software"):
+            per_byte = float(by[mode]["receiver_cycles_per_byte"])
+            assert per_byte < off, (gbps, mode)
+            assert float(by[mode]["change_vs_off"]) == pytest.approx(per_byte / off - 1, abs=1e-3)
+            # Coalescing: fewer frames climb the stack than segments crossed the wire.
+            assert int(by[mode]["frames_up_the_stack"]) < int(by[mode]["data_segments"])
+        assert float(by["nic"]["receiver_cycles_per_byte"]) < off / 3
+        assert int(by["nic"]["rbi_overruns"]) == 0

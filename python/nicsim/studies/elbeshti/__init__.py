@@ -35,7 +35,7 @@ from nicsim import _core
 from nicsim.campaign.executors import Executor
 from nicsim.campaign.reproduction import Reproduction
 from nicsim.studies import write_csv
-from nicsim.studies.elbeshti import traffic
+from nicsim.studies.elbeshti import hostsim, traffic
 
 CLASSES = ["BOM", "COM", "EOM", "SSM", "OOP"]
 STUDY_BUSY = {"BOM": 22, "COM": 29, "EOM": 28, "SSM": 17, "OOP": 32}
@@ -232,6 +232,7 @@ def compute() -> dict[str, Any]:
         "segment": segment,
         "traffic": lro["rows"],
         "impairments": lro["impairments"],
+        "host_sim": hostsim.compute(),
     }
 
 
@@ -246,6 +247,7 @@ def write_report(data: dict[str, Any], out_dir: Path, wall_s: float) -> list[Pat
     written: list[Path] = []
     for name in ("host", "budget", "tables", "minclock", "ratios", "traffic"):
         written.append(write_csv(out_dir / f"{name}.csv", data[name]))
+    written.append(write_csv(out_dir / "host-sim.csv", data["host_sim"]))
 
     def save(fig: Any, name: str) -> str:
         for ext in ("png", "pdf"):
@@ -435,10 +437,11 @@ def _markdown(out_dir: Path, data: dict[str, Any], wall_s: float, figs: tuple[st
             )
     lines += ["", "(The same for every class: each has at least 7 instructions that do not need the bus.)", ""]
     lines += _experiment5(data)
+    lines += hostsim.markdown(data["host_sim"])
     lines += [
         "## Files",
         "",
-        "host.csv, budget.csv, tables.csv, minclock.csv, ratios.csv, traffic.csv; figures as PNG and PDF.",
+        "host.csv, budget.csv, tables.csv, minclock.csv, ratios.csv, traffic.csv, host-sim.csv; figures as PNG and PDF.",
         "",
     ]
     path = out_dir / "report.md"
