@@ -15,6 +15,16 @@ alone (not the interpreter start or the import) and reports:
   added on top of the interpreter (``VmHWM`` after the run minus ``VmRSS``
   before it).
 
+Two rows time the receive-coalescing engines instead of a simulation: a
+capture of ``tcp-10g-mtu1500`` (100 ms of 10 Gb/s bulk TCP, made once per
+``nicsim bench`` in the parent, untimed) is coalesced by
+``nicsim._core.coalesce_pcap`` with the NIC LRO engine and with host GRO, in
+a child process like the others, timing the call (reading the capture,
+coalescing, writing the result). Their ``frames`` are the capture's frames,
+``frames_per_wall_s`` the packets per second the engine took in,
+``sim_s`` the simulated time the capture covers (so ``slowdown`` is
+wall-clock seconds per second of captured traffic) and ``events`` is empty.
+
 The figures are measurements of one machine at one moment; no test asserts
 them. ``--quick`` shrinks every benchmark (shorter durations, smaller
 NetPIPE sweep) so the whole table takes seconds; its figures are only good
@@ -31,6 +41,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,9 +81,18 @@ class Benchmark:
     """Probe events a counting Python callable subscribes to."""
     missing: str = ""
     """Why the benchmark cannot run yet (empty: it runs)."""
+    lro: str = ""
+    """Receive-coalescing engine (``"nic"`` or ``"gro"``) timed over a
+    capture of the scenario's run; empty: the run itself is timed."""
+    capture: dict[str, Any] = field(default_factory=dict)
+    """Knob overrides always applied to the run that makes the capture
+    (``quick`` ones go on top with ``--quick``)."""
 
 
 _QUICK_BULK = {"workload.bulk.duration": "20ms"}
+# 100 ms of 10 Gb/s bulk TCP: about 65,000 frames and a 67 MB pcap, enough
+# to time the coalescing engines over without a capture of hundreds of MB.
+_LRO_CAPTURE = {"workload.bulk.duration": "100ms"}
 
 BENCHMARKS: tuple[Benchmark, ...] = (
     *(
@@ -111,11 +131,16 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         _QUICK_BULK,
         probes=("frame", "deliver", "interrupt", "job", "call"),
     ),
-    Benchmark(
-        "lro-capture",
-        "",
-        "LRO engine packets per second on a capture",
-        missing="missing: nicsim has no LRO engine yet (issue #6)",
+    *(
+        Benchmark(
+            f"lro-capture-{engine}",
+            "tcp-10g-mtu1500.toml",
+            f"{what} packets per second over a capture of 100 ms of tcp-10g-mtu1500",
+            {"workload.bulk.duration": "5ms"},
+            lro=engine,
+            capture=_LRO_CAPTURE,
+        )
+        for engine, what in (("nic", "NIC LRO engine"), ("gro", "host GRO"))
     ),
 )
 
@@ -200,9 +225,81 @@ def run_child(path: Path, overrides: dict[str, Any], probes: tuple[str, ...]) ->
     }
 
 
-def measure(bench: Benchmark, scenario_dir: Path, quick: bool, repeat: int) -> dict[str, Any]:
+def run_lro_child(capture: Path, output: Path, engine: str) -> dict[str, Any]:
+    """Coalesce ``capture`` into ``output`` with ``engine`` in this process
+    and measure it (the child's side of an LRO benchmark)."""
+    from . import _core
+
+    rss_before = _status_kb("VmRSS")
+    started, cpu_started = time.perf_counter(), time.process_time()
+    report = json.loads(_core.coalesce_pcap(capture, output, engine))
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    peak = _status_kb("VmHWM")
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "frames": report["frames_in"],
+        "frames_out": report["frames_out"],
+        "events": None,
+        "peak_rss_kb": peak,
+        "run_rss_kb": max(peak - rss_before, 0),
+        "probe_events": None,
+    }
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A pcap made for the LRO benchmarks and the simulated time it covers."""
+
+    pcap: Path
+    sim_s: float
+
+
+class Captures:
+    """The captures the LRO benchmarks coalesce, made once per scenario and
+    overrides (untimed) in a temporary directory ``workdir``."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self._made: dict[tuple[Path, str], Capture] = {}
+
+    def get(self, path: Path, overrides: dict[str, Any]) -> Capture:
+        """The capture of the single-link scenario at ``path`` with ``overrides``."""
+        text = scenario_text(path, overrides)
+        key = (path, text)
+        if key not in self._made:
+            from . import _core
+
+            directory = self.workdir / f"capture-{len(self._made)}"
+            report = json.loads(_core.run_scenario(text, str(path), None, str(directory), None, None))
+            pcaps = sorted(directory.glob("*.pcap"))
+            if len(pcaps) != 1:
+                raise BenchError(f"{path}: an LRO benchmark needs a scenario with one link, not {len(pcaps)}")
+            self._made[key] = Capture(pcaps[0], report["summary"]["sim_time_s"])
+        return self._made[key]
+
+
+def _best_of(cmd: list[str], repeat: int, row: dict[str, Any]) -> dict[str, Any] | None:
+    """Run ``cmd`` ``repeat`` times; its fastest measurement, or None after
+    marking ``row`` failed."""
+    best: dict[str, Any] | None = None
+    for _ in range(repeat):
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            lines = done.stderr.strip().splitlines() or ["no output"]
+            row["status"] = f"failed: {lines[-1]}"
+            return None
+        one = json.loads(done.stdout)
+        if best is None or one["wall_s"] < best["wall_s"]:
+            best = one
+    return best
+
+
+def measure(
+    bench: Benchmark, scenario_dir: Path, quick: bool, repeat: int, captures: Captures | None = None
+) -> dict[str, Any]:
     """Run ``bench`` ``repeat`` times, each in a fresh process; the row of
-    the fastest run."""
+    the fastest run. LRO benchmarks take their capture from ``captures``."""
     row: dict[str, Any] = {c: None for c in COLUMNS}
     row["benchmark"] = bench.name
     row["scenario"] = bench.scenario
@@ -212,22 +309,32 @@ def measure(bench: Benchmark, scenario_dir: Path, quick: bool, repeat: int) -> d
     path = scenario_dir / bench.scenario
     if not path.is_file():
         raise BenchError(f"{path}: benchmark scenario not found (use --scenarios DIR)")
-    cmd = [sys.executable, "-m", "nicsim.bench", "--child", str(path)]
-    if quick:
-        cmd.append("--quick-overrides")
-    cmd += [f"--probe={p}" for p in bench.probes]
-    best: dict[str, Any] | None = None
-    for _ in range(repeat):
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            lines = done.stderr.strip().splitlines() or ["no output"]
-            row["status"] = f"failed: {lines[-1]}"
+    if bench.lro:
+        if captures is None:
+            raise BenchError(f"{bench.name}: an LRO benchmark needs a directory for its capture")
+        try:
+            capture = captures.get(path, {**bench.capture, **(bench.quick if quick else {})})
+        except BenchError:
+            raise
+        except (ValueError, RuntimeError, OSError) as e:  # ScenarioError, SimulationError, I/O
+            row["status"] = f"failed: capture: {str(e).splitlines()[0]}"
             return row
-        one = json.loads(done.stdout)
-        if best is None or one["wall_s"] < best["wall_s"]:
-            best = one
-    assert best is not None
-    wall, sim = best["wall_s"], best["sim_s"]
+        output = captures.workdir / f"{bench.name}-out.pcap"
+        cmd = [sys.executable, "-m", "nicsim.bench", "--lro-capture", str(capture.pcap),
+               "--engine", bench.lro, "--output", str(output)]  # fmt: skip
+        best = _best_of(cmd, repeat, row)
+        output.unlink(missing_ok=True)
+        sim = capture.sim_s
+    else:
+        cmd = [sys.executable, "-m", "nicsim.bench", "--child", str(path)]
+        if quick:
+            cmd.append("--quick-overrides")
+        cmd += [f"--probe={p}" for p in bench.probes]
+        best = _best_of(cmd, repeat, row)
+        sim = best["sim_s"] if best is not None else 0.0
+    if best is None:
+        return row
+    wall, events = best["wall_s"], best["events"]
     row.update(
         sim_s=sim,
         wall_s=wall,
@@ -236,8 +343,8 @@ def measure(bench: Benchmark, scenario_dir: Path, quick: bool, repeat: int) -> d
         cpu_slowdown=best["cpu_s"] / sim if sim > 0 else None,
         frames=best["frames"],
         frames_per_wall_s=best["frames"] / wall if wall > 0 else None,
-        events=best["events"],
-        events_per_wall_s=best["events"] / wall if wall > 0 else None,
+        events=events,
+        events_per_wall_s=events / wall if events is not None and wall > 0 else None,
         peak_rss_mb=best["peak_rss_kb"] / 1024,
         run_rss_mb=best["run_rss_kb"] / 1024,
         probe_events=best["probe_events"],
@@ -317,11 +424,13 @@ def run_benchmarks(
     if not directory.is_dir():
         raise BenchError(f"{directory}: benchmark scenario directory not found (use --scenarios DIR)")
     rows = []
-    for bench in benches:
-        row = measure(bench, directory, quick, repeat)
-        rows.append(row)
-        if echo is not None:
-            echo(row)
+    with tempfile.TemporaryDirectory(prefix="nicsim-bench-") as workdir:
+        captures = Captures(Path(workdir))
+        for bench in benches:
+            row = measure(bench, directory, quick, repeat, captures)
+            rows.append(row)
+            if echo is not None:
+                echo(row)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "bench.md").write_text(markdown(rows), encoding="utf-8")
@@ -333,10 +442,19 @@ def run_benchmarks(
 
 def _child_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m nicsim.bench", description=__doc__)
-    parser.add_argument("--child", type=Path, required=True, help="scenario file to run and measure")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--child", type=Path, help="scenario file to run and measure")
+    what.add_argument("--lro-capture", type=Path, help="pcap to coalesce and measure")
     parser.add_argument("--quick-overrides", action="store_true", help="apply the benchmark's --quick knobs")
     parser.add_argument("--probe", action="append", default=[], help="probe event to count")
+    parser.add_argument("--engine", choices=("nic", "gro"), default="nic", help="coalescing engine (--lro-capture)")
+    parser.add_argument("--output", type=Path, help="where the coalesced pcap goes (--lro-capture)")
     args = parser.parse_args(argv)
+    if args.lro_capture is not None:
+        if args.output is None:
+            parser.error("--lro-capture needs --output")
+        print(json.dumps(run_lro_child(args.lro_capture, args.output, args.engine)))
+        return 0
     overrides: dict[str, Any] = {}
     if args.quick_overrides:
         for bench in BENCHMARKS:

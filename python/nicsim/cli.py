@@ -368,10 +368,13 @@ def bench_command(
 
     def echo(row: dict[str, Any]) -> None:
         if row["status"] == "ok":
+            # LRO benchmarks time no simulation: they have no events.
+            events = row["events_per_wall_s"]
+            per_s = f"{events / 1e6:7.3f} M events/s" if events is not None else f"{'':>7}   no events"
             click.echo(
                 f"{row['benchmark']:<34} slowdown {row['slowdown']:8.3f} (cpu {row['cpu_slowdown']:.3f})  "
                 f"{row['frames_per_wall_s'] / 1e6:7.3f} M frames/s  "
-                f"{row['events_per_wall_s'] / 1e6:7.3f} M events/s  peak {row['peak_rss_mb']:7.1f} MB"
+                f"{per_s}  peak {row['peak_rss_mb']:7.1f} MB"
             )
         else:
             click.echo(f"{row['benchmark']:<34} {row['status']}")
