@@ -20,7 +20,7 @@
 use serde::Serialize;
 
 use super::lro::Coalesced;
-use super::merge::{parse, Aggregate, FlowKey, Kind, TcpView, ETH, IP_MAX};
+use super::merge::{emit, parse, pass, Aggregate, FlowKey, Kind, OutputStats, TcpView, ETH, IP_MAX};
 
 /// GRO's limits (defaults: Linux's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,14 +189,14 @@ impl Gro {
         self.stats.bytes_in += frame.len() as u64;
         let v = match parse(&frame) {
             Kind::Other => {
-                self.pass(frame, tag, out);
+                pass(&mut self.stats, frame, tag, out);
                 return false;
             }
             Kind::LaterFragment(src, dst) => {
                 while let Some(i) = self.flows.iter().position(|f| f.key.src == src && f.key.dst == dst) {
                     self.flush_flow(i, Cause::NotMergeable, out);
                 }
-                self.pass(frame, tag, out);
+                pass(&mut self.stats, frame, tag, out);
                 return false;
             }
             Kind::Tcp(v) => v,
@@ -207,7 +207,7 @@ impl Gro {
             if let Some(i) = found {
                 self.flush_flow(i, Cause::NotMergeable, out);
             }
-            self.pass(frame, tag, out);
+            pass(&mut self.stats, frame, tag, out);
             return false;
         }
         let order = self.arrivals;
@@ -236,7 +236,7 @@ impl Gro {
         if v.psh || v.fin {
             // Nothing to wait for: up at once.
             self.stats.flushes.psh_fin += 1;
-            self.emit(Aggregate::start(frame, &v, 0, tag, order), out);
+            emit(&mut self.stats, Aggregate::start(frame, &v, 0, tag, order), out);
             return false;
         }
         if self.flows.len() >= self.cfg.max_flows.max(1) {
@@ -274,24 +274,6 @@ impl Gro {
             && v.len() <= f.mss
     }
 
-    fn pass(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) {
-        self.stats.passthrough += 1;
-        self.stats.frames_out += 1;
-        self.stats.bytes_out += frame.len() as u64;
-        out.push((Coalesced { frame, segments: 1 }, tag));
-    }
-
-    fn emit(&mut self, agg: Aggregate, out: &mut Vec<(Coalesced, u64)>) {
-        let (c, tag) = agg.finish();
-        self.stats.frames_out += 1;
-        self.stats.bytes_out += c.frame.len() as u64;
-        if c.segments > 1 {
-            self.stats.aggregates += 1;
-            self.stats.segments_merged += u64::from(c.segments);
-        }
-        out.push((c, tag));
-    }
-
     fn flush_flow(&mut self, i: usize, cause: Cause, out: &mut Vec<(Coalesced, u64)>) {
         let flow = self.flows.remove(i);
         let f = &mut self.stats.flushes;
@@ -304,7 +286,19 @@ impl Gro {
             Cause::FlowsFull => &mut f.flows_full,
             Cause::PollEnd => &mut f.poll_end,
         } += 1;
-        self.emit(flow.agg, out);
+        emit(&mut self.stats, flow.agg, out);
+    }
+}
+
+impl OutputStats for GroStats {
+    fn output(&mut self) -> [&mut u64; 5] {
+        [
+            &mut self.frames_out,
+            &mut self.bytes_out,
+            &mut self.passthrough,
+            &mut self.aggregates,
+            &mut self.segments_merged,
+        ]
     }
 }
 

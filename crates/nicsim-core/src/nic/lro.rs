@@ -32,7 +32,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::gro::{Gro, GroConfig, GroStats};
-use super::merge::{parse, seq_diff, Aggregate, FlowKey, Kind, TcpView, IP_MAX};
+use super::merge::{emit, parse, pass, seq_diff, Aggregate, FlowKey, Kind, OutputStats, TcpView, IP_MAX};
 use super::LroClass;
 use crate::error::Error;
 
@@ -295,14 +295,14 @@ impl NicLro {
     fn offer(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> Option<LroClass> {
         match parse(&frame) {
             Kind::Other => {
-                self.pass(frame, tag, out);
+                pass(&mut self.stats, frame, tag, out);
                 None
             }
             Kind::LaterFragment(src, dst) => {
                 while let Some(i) = self.cam.iter().position(|s| s.key.src == src && s.key.dst == dst) {
                     self.flush_stream(i, Cause::Passthrough, out);
                 }
-                self.pass(frame, tag, out);
+                pass(&mut self.stats, frame, tag, out);
                 None
             }
             Kind::Tcp(v) => {
@@ -310,7 +310,7 @@ impl NicLro {
                     if let Some(i) = self.find(&v.key) {
                         self.flush_stream(i, Cause::Passthrough, out);
                     }
-                    self.pass(frame, tag, out);
+                    pass(&mut self.stats, frame, tag, out);
                     return None;
                 }
                 Some(self.data(frame, &v, tag, out))
@@ -386,13 +386,13 @@ impl NicLro {
             self.flush_stream(i, Cause::PageFull, out);
         }
         if v.psh {
-            self.emit(Aggregate::start(frame, v, 0, tag, order), out);
+            emit(&mut self.stats, Aggregate::start(frame, v, 0, tag, order), out);
             return LroClass::Ssm;
         }
         if v.end > page_size {
             // Larger than a page: nothing to merge it into.
             self.stats.flushes.page_full += 1;
-            self.emit(Aggregate::start(frame, v, 0, tag, order), out);
+            emit(&mut self.stats, Aggregate::start(frame, v, 0, tag, order), out);
             return LroClass::Bom;
         }
         if self.cam.len() >= self.cfg.cam_entries.max(1) {
@@ -404,7 +404,7 @@ impl NicLro {
             if self.cam.is_empty() {
                 // No pages at all (`pages` = 0): LRO holds nothing.
                 self.stats.flushes.no_page += 1;
-                self.emit(Aggregate::start(frame, v, 0, tag, order), out);
+                emit(&mut self.stats, Aggregate::start(frame, v, 0, tag, order), out);
                 return LroClass::Bom;
             }
             let lru = self.least_recent();
@@ -425,24 +425,6 @@ impl NicLro {
         (0..self.cam.len()).min_by_key(|&i| self.cam[i].last_use).expect("a stream is held")
     }
 
-    fn pass(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) {
-        self.stats.passthrough += 1;
-        self.stats.frames_out += 1;
-        self.stats.bytes_out += frame.len() as u64;
-        out.push((Coalesced { frame, segments: 1 }, tag));
-    }
-
-    fn emit(&mut self, agg: Aggregate, out: &mut Vec<(Coalesced, u64)>) {
-        let (c, tag) = agg.finish();
-        self.stats.frames_out += 1;
-        self.stats.bytes_out += c.frame.len() as u64;
-        if c.segments > 1 {
-            self.stats.aggregates += 1;
-            self.stats.segments_merged += u64::from(c.segments);
-        }
-        out.push((c, tag));
-    }
-
     fn flush_stream(&mut self, i: usize, cause: Cause, out: &mut Vec<(Coalesced, u64)>) {
         let st = self.cam.remove(i);
         self.free.push_back(st.page);
@@ -461,7 +443,7 @@ impl NicLro {
         let at = all.partition_point(|a| seq_diff(a.seq, start) < 0);
         all.insert(at, st.main);
         for agg in all {
-            self.emit(agg, out);
+            emit(&mut self.stats, agg, out);
         }
     }
 
@@ -617,6 +599,18 @@ fn write_pcap(path: &Path, frames: &[(Coalesced, u64)]) -> Result<(), Error> {
             .map_err(|e| Error::io(path.display(), e))?;
     }
     w.into_writer().flush().map_err(|e| Error::io(path.display(), e))
+}
+
+impl OutputStats for LroStats {
+    fn output(&mut self) -> [&mut u64; 5] {
+        [
+            &mut self.frames_out,
+            &mut self.bytes_out,
+            &mut self.passthrough,
+            &mut self.aggregates,
+            &mut self.segments_merged,
+        ]
+    }
 }
 
 #[cfg(test)]

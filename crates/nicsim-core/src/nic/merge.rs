@@ -12,6 +12,34 @@ use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4
 
 use super::lro::Coalesced;
 
+/// Statistics with the output counters both engines keep.
+pub(super) trait OutputStats {
+    /// Frames out, bytes out, frames passed through, aggregates, segments merged.
+    fn output(&mut self) -> [&mut u64; 5];
+}
+
+/// Hand `frame` up as it was received.
+pub(super) fn pass(stats: &mut impl OutputStats, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) {
+    let [frames, bytes, passed, _, _] = stats.output();
+    *passed += 1;
+    *frames += 1;
+    *bytes += frame.len() as u64;
+    out.push((Coalesced { frame, segments: 1 }, tag));
+}
+
+/// Hand `agg` up, its headers rewritten.
+pub(super) fn emit(stats: &mut impl OutputStats, agg: Aggregate, out: &mut Vec<(Coalesced, u64)>) {
+    let (c, tag) = agg.finish();
+    let [frames, bytes, _, aggregates, merged] = stats.output();
+    *frames += 1;
+    *bytes += c.frame.len() as u64;
+    if c.segments > 1 {
+        *aggregates += 1;
+        *merged += u64::from(c.segments);
+    }
+    out.push((c, tag));
+}
+
 /// Ethernet header length (no VLAN tag).
 pub(crate) const ETH: usize = 14;
 /// Largest IPv4 total length.
