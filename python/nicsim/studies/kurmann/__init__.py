@@ -572,7 +572,7 @@ def _bars(ctx: Context, rows: list[dict[str, Any]], name: str, title: str) -> st
     labels = [r["variant"] for r in rows]
     bars = ax.bar(labels, [r["mbs"] for r in rows], color="tab:blue")
     for b, r in zip(bars, rows):
-        ax.annotate(f"receiver CPU {r["receiver_cpu"] * 100:.0f} %", (b.get_x() + b.get_width() / 2, b.get_height()),
+        ax.annotate(f"receiver CPU {r['receiver_cpu'] * 100:.0f} %", (b.get_x() + b.get_width() / 2, b.get_height()),
                     ha="center", va="bottom", fontsize=8)
     ax.axhline(PUBLISHED_STANDARD_MBS, color="grey", ls="--", lw=1, label="study: standard stack ~42 MB/s")
     ax.set_ylabel("throughput (MB/s)")
