@@ -243,3 +243,30 @@ def test_verify_removes_unreadable_files_and_durable_writes_read_back(
     with Cache(tmp_path / "durable", durable=True) as durable:
         durable.put(record)
         assert durable.get(keys[0]) == record
+
+
+def test_ctrl_c_while_a_file_is_written_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGINT arriving right after the temporary file is created (the window
+    that once left ``.tmp-*`` files in interrupted sweeps) takes effect only
+    once the file is complete and renamed into place."""
+    import os
+    import signal
+    import tempfile
+
+    from nicsim.campaign import cache as cache_module
+
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp_then_ctrl_c(*args: object, **kwargs: object) -> tuple[int, str]:
+        made = real_mkstemp(*args, **kwargs)  # type: ignore[call-overload]
+        os.kill(os.getpid(), signal.SIGINT)
+        return made
+
+    monkeypatch.setattr(cache_module.tempfile, "mkstemp", mkstemp_then_ctrl_c)
+    target = tmp_path / "run.json"
+    with pytest.raises(KeyboardInterrupt):
+        cache_module.write_atomic(target, '{"whole": true}')
+    assert json.loads(target.read_text(encoding="utf-8")) == {"whole": True}
+    assert not list(tmp_path.glob(".tmp-*"))

@@ -25,9 +25,11 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,25 +90,52 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "sweep"
 
 
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold back SIGINT (Ctrl-C) for the duration: a Ctrl-C that arrives
+    meanwhile is handed to the previous handler (by default it raises
+    ``KeyboardInterrupt``) when the block ends. Python runs signal handlers
+    between bytecodes, so without this an interrupt can land between
+    creating a temporary file and the ``try`` that would remove it. Only
+    the main thread can install handlers; elsewhere nothing is held back."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[tuple[int, Any]] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append((signum, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught and callable(previous):
+        previous(*caught[0])
+    elif caught and previous == signal.SIG_DFL:
+        raise KeyboardInterrupt
+
+
 def write_atomic(path: Path, text: str, *, durable: bool = False) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the
     whole new one, never a part: a temporary file in the same directory
     (which must exist), flushed to disk if ``durable``, then renamed over
-    ``path``."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+    ``path``. A Ctrl-C during the write takes effect after it, so it never
+    leaves the temporary file behind."""
+    with _interrupts_deferred():
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                if durable:
+                    f.flush()
+                    os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
 
 
 class Cache:
