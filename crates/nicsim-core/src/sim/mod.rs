@@ -246,8 +246,23 @@ impl Sim {
             let zc = timings[i].as_ref().and_then(|t| specdefrag::ZeroCopy::virtual_mtu(&t.zero_copy, tcp_header(i)));
             zc.unwrap_or(mtus[i])
         };
-        let mut hosts: Vec<Host> =
-            host_cfgs.iter().enumerate().map(|(i, h)| Host::new(h, i, stack_mtu(i), seed, tso(i))).collect();
+        // Frames reach a stack exactly as another stack emitted them unless a
+        // link damages them, a capture is replayed, an echo node turns them
+        // round, or the host's own NIC or driver rebuilds them.
+        let untouched = s.links.iter().all(|l| l.impairments.corrupt == 0.0)
+            && !matches!(
+                s.workload,
+                crate::config::WorkloadConfig::PcapReplay(_) | crate::config::WorkloadConfig::Echo(_)
+            );
+        let pristine = |i: usize| {
+            untouched
+                && !timings[i].as_ref().is_some_and(|t| {
+                    t.nic.lro != crate::host::timing::LroMode::Off || t.zero_copy.fragment || t.zero_copy.speculate
+                })
+        };
+        let mut hosts: Vec<Host> = (host_cfgs.iter().enumerate())
+            .map(|(i, h)| Host::new(h, i, stack_mtu(i), seed, tso(i), pristine(i)))
+            .collect();
         if let Some(dir) = pcap_dir {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
         }
