@@ -102,6 +102,18 @@ def test_probe_count_matches_the_runs_interrupts(tmp_path: Path) -> None:
     assert measured["frames"] == report["summary"]["frames"]
 
 
+def test_recording_benchmark_counts_what_the_probe_benchmark_counts() -> None:
+    """The record-all row records exactly the events the probe-all row calls a
+    Python probe for, and neither changes the simulation."""
+    rec = next(x for x in bench.BENCHMARKS if x.name == "tcp-10g-mtu1500-record-all")
+    probe = next(x for x in bench.BENCHMARKS if x.name == "tcp-10g-mtu1500-probe-all")
+    assert rec.record == probe.probes and rec.scenario == probe.scenario
+    recorded = bench.run_child(BENCH_DIR / rec.scenario, rec.quick, (), rec.record)
+    called = bench.run_child(BENCH_DIR / probe.scenario, probe.quick, probe.probes)
+    assert recorded["probe_events"] == called["probe_events"] > 0
+    assert (recorded["events"], recorded["frames"]) == (called["events"], called["frames"])
+
+
 def test_list_names_every_benchmark() -> None:
     done = run_cli("bench", "--list")
     assert done.returncode == 0, done.stderr

@@ -136,3 +136,50 @@ def test_probed_run_releases_the_gil_between_calls() -> None:
     start, end = inside
     assert calls
     assert sum(start < t < end for t in ticks) >= 10, f"run took {end - start:.3f} s"
+
+
+def test_recorded_events_are_the_events_a_probe_sees() -> None:
+    """`record` keeps in memory exactly the events a callable would get, row
+    for row, and the run's result does not change."""
+    seen: dict[str, list[ProbeEvent]] = {name: [] for name in EVENTS}
+
+    def keep(event: ProbeEvent) -> None:
+        seen[event.name].append(event)
+
+    plain = nicsim.run(KURMANN)
+    probed = nicsim.run(KURMANN, probes={name: keep for name in EVENTS}, record=EVENTS)
+    recorded = nicsim.run(KURMANN, record=["job", "frame"])
+    assert recorded.json == plain.json == probed.json
+    assert sorted(recorded.records) == ["frame", "job"]
+    assert sorted(probed.records) == sorted(EVENTS)
+    frames = recorded.records["frame"]
+    assert len(frames) == plain.summary["frames"] > 0
+    assert list(frames.columns) == ["time_ps", "time_s", "host", "link", "direction", "bytes"]
+    sent = {h["name"]: h["tx_frames"] for h in plain.hosts}
+    assert frames.groupby("host", observed=True).size().to_dict() == sent
+    for name in EVENTS:
+        table = probed.records[name]
+        events = seen[name]
+        assert len(table) == len(events) > 0, name
+        assert table["time_ps"].tolist() == [e.time_ps for e in events]
+        assert table["host"].astype(str).tolist() == [e.host for e in events]
+        for field in events[0].fields:
+            assert table[field].tolist() == [e[field] for e in events], (name, field)
+        assert table["time_ps"].is_monotonic_increasing
+        assert (table["time_s"] == table["time_ps"] / 1e12).all()
+
+
+def test_recording_on_an_ideal_pair_has_no_timed_events() -> None:
+    result = nicsim.run(SCENARIOS / "gbe-rr.toml", record=["interrupt", "deliver"])
+    assert len(result.records["interrupt"]) == 0
+    assert list(result.records["interrupt"].columns) == ["time_ps", "time_s", "host", "core"]
+    delivered = result.records["deliver"]
+    assert len(delivered) > 0 and (delivered["bytes"] >= 42).all()
+    assert nicsim.run(SCENARIOS / "gbe-rr.toml").records == {}
+
+
+def test_record_names_are_checked() -> None:
+    with pytest.raises(ValueError, match='unknown probe "frames"; probes are: frame, deliver'):
+        nicsim.run(KURMANN, record=["frames"])
+    with pytest.raises(TypeError, match="list of event names"):
+        nicsim.run(KURMANN, record="frame")  # type: ignore[arg-type]

@@ -79,6 +79,8 @@ class Benchmark:
     """Knob overrides (``workload.bulk.duration``) applied with ``--quick``."""
     probes: tuple[str, ...] = ()
     """Probe events a counting Python callable subscribes to."""
+    record: tuple[str, ...] = ()
+    """Probe events recorded in memory (``nicsim.run(..., record=...)``)."""
     missing: str = ""
     """Why the benchmark cannot run yet (empty: it runs)."""
     lro: str = ""
@@ -130,6 +132,13 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "tcp-10g-mtu1500 with a Python probe counting every probe event",
         _QUICK_BULK,
         probes=("frame", "deliver", "interrupt", "job", "call"),
+    ),
+    Benchmark(
+        "tcp-10g-mtu1500-record-all",
+        "tcp-10g-mtu1500.toml",
+        "tcp-10g-mtu1500 recording every probe event in memory (record=...)",
+        _QUICK_BULK,
+        record=("frame", "deliver", "interrupt", "job", "call"),
     ),
     *(
         Benchmark(
@@ -196,7 +205,9 @@ def _status_kb(name: str) -> int:
     return 0
 
 
-def run_child(path: Path, overrides: dict[str, Any], probes: tuple[str, ...]) -> dict[str, Any]:
+def run_child(
+    path: Path, overrides: dict[str, Any], probes: tuple[str, ...], record: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Run one benchmark in this process and measure it (the child's side)."""
     from . import _core
 
@@ -209,8 +220,12 @@ def run_child(path: Path, overrides: dict[str, Any], probes: tuple[str, ...]) ->
     wanted = {name: count for name in probes} if probes else None
     rss_before = _status_kb("VmRSS")
     started, cpu_started = time.perf_counter(), time.process_time()
-    report = json.loads(_core.run_scenario(text, str(path), None, None, wanted, None))
+    out = _core.run_scenario(text, str(path), None, None, wanted, None, list(record) if record else None)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    if record:
+        out, _hosts, series = out
+        counts["n"] += sum(len(times) // 8 for _fields, times, _host, _values in series.values())
+    report = json.loads(out)
     peak = _status_kb("VmHWM")
     summary = report["summary"]
     return {
@@ -221,7 +236,7 @@ def run_child(path: Path, overrides: dict[str, Any], probes: tuple[str, ...]) ->
         "events": summary["events"],
         "peak_rss_kb": peak,
         "run_rss_kb": max(peak - rss_before, 0),
-        "probe_events": counts["n"] if probes else None,
+        "probe_events": counts["n"] if probes or record else None,
     }
 
 
@@ -330,6 +345,7 @@ def measure(
         if quick:
             cmd.append("--quick-overrides")
         cmd += [f"--probe={p}" for p in bench.probes]
+        cmd += [f"--record={r}" for r in bench.record]
         best = _best_of(cmd, repeat, row)
         sim = best["sim_s"] if best is not None else 0.0
     if best is None:
@@ -447,6 +463,7 @@ def _child_main(argv: list[str]) -> int:
     what.add_argument("--lro-capture", type=Path, help="pcap to coalesce and measure")
     parser.add_argument("--quick-overrides", action="store_true", help="apply the benchmark's --quick knobs")
     parser.add_argument("--probe", action="append", default=[], help="probe event to count")
+    parser.add_argument("--record", action="append", default=[], help="probe event to record")
     parser.add_argument("--engine", choices=("nic", "gro"), default="nic", help="coalescing engine (--lro-capture)")
     parser.add_argument("--output", type=Path, help="where the coalesced pcap goes (--lro-capture)")
     args = parser.parse_args(argv)
@@ -461,7 +478,7 @@ def _child_main(argv: list[str]) -> int:
             if bench.scenario == args.child.name:
                 overrides = bench.quick
                 break
-    print(json.dumps(run_child(args.child, overrides, tuple(args.probe))))
+    print(json.dumps(run_child(args.child, overrides, tuple(args.probe), tuple(args.record))))
     return 0
 
 

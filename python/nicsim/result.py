@@ -75,13 +75,22 @@ class Result:
     ``json`` is the report exactly as the core produced it (byte-identical for
     the same scenario and seed); ``data`` is that report parsed. Optional
     fields may be missing or ``None``. ``pcap_dir`` is where the run wrote its
-    pcap files, if it was asked to.
+    pcap files, if it was asked to. ``records`` maps each event name the run
+    was asked to record (``nicsim.run(..., record=[...])``) to a DataFrame
+    of those events; it is empty otherwise.
     """
 
-    def __init__(self, json_text: str, pcap_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        json_text: str,
+        pcap_dir: str | os.PathLike[str] | None = None,
+        *,
+        records: dict[str, pd.DataFrame] | None = None,
+    ) -> None:
         self.json: str = json_text
         self.data: dict[str, Any] = json.loads(json_text)
         self.pcap_dir: Path | None = None if pcap_dir is None else Path(pcap_dir)
+        self.records: dict[str, pd.DataFrame] = records or {}
 
     @property
     def summary(self) -> dict[str, Any]:

@@ -22,7 +22,7 @@ use nicsim_core::engine::{Dur, Time};
 use nicsim_core::host::timing;
 use nicsim_core::nic::risc;
 use nicsim_core::nic::LroClass;
-use nicsim_core::probe::observer::{Observer, ProbeEvent as CoreEvent, EVENTS};
+use nicsim_core::probe::observer::{Observer, ProbeEvent as CoreEvent, Recording, EVENTS};
 use nicsim_core::{ConfigError, Error, RunOptions};
 use pyo3::exceptions::{PyKeyError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -112,32 +112,46 @@ impl ProbeEvent {
 }
 
 /// The probes of one run: a callable per wanted event name, the host names
-/// made once, and the first exception a callable raised.
+/// made once, the first exception a callable raised, and the events asked
+/// to be recorded rather than called for.
 struct Probes {
     callbacks: [Option<Py<PyAny>>; EVENTS.len()],
     hosts: Vec<(String, Py<PyString>)>,
     error: Option<PyErr>,
+    recording: Recording,
+}
+
+/// Index of probe name `key` in [`EVENTS`], or the error naming the valid ones.
+fn event_index(key: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
+    let name: String =
+        key.extract().map_err(|_| PyTypeError::new_err(format!("{what} names are strings, not {key:?}")))?;
+    EVENTS
+        .iter()
+        .position(|e| *e == name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown {what} \"{name}\"; {what}s are: {}", EVENTS.join(", "))))
 }
 
 impl Probes {
-    /// Check a `{name: callable}` dict against [`EVENTS`].
-    fn from_dict(dict: &Bound<'_, PyDict>) -> PyResult<Probes> {
+    /// Check a `{name: callable}` dict and a list of names to record against [`EVENTS`].
+    fn new(dict: Option<&Bound<'_, PyDict>>, record: Option<&Bound<'_, PyAny>>) -> PyResult<Probes> {
         let mut callbacks = [const { None }; EVENTS.len()];
-        for (key, value) in dict.iter() {
-            let name: String =
-                key.extract().map_err(|_| PyTypeError::new_err(format!("probe names are strings, not {key:?}")))?;
-            let Some(i) = EVENTS.iter().position(|e| *e == name) else {
-                return Err(PyValueError::new_err(format!(
-                    "unknown probe \"{name}\"; probes are: {}",
-                    EVENTS.join(", ")
-                )));
-            };
+        for (key, value) in dict.map(|d| d.iter().collect::<Vec<_>>()).unwrap_or_default() {
+            let i = event_index(&key, "probe")?;
             if !value.is_callable() {
-                return Err(PyTypeError::new_err(format!("probe \"{name}\" is not callable")));
+                return Err(PyTypeError::new_err(format!("probe \"{}\" is not callable", EVENTS[i])));
             }
             callbacks[i] = Some(value.unbind());
         }
-        Ok(Probes { callbacks, hosts: Vec::new(), error: None })
+        let mut names = Vec::new();
+        if let Some(record) = record {
+            if record.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err("record takes a list of event names, not one string"));
+            }
+            for key in record.try_iter()? {
+                names.push(EVENTS[event_index(&key?, "probe")?]);
+            }
+        }
+        Ok(Probes { callbacks, hosts: Vec::new(), error: None, recording: Recording::of(names) })
     }
 
     /// The Python string for host `name`, made on first use.
@@ -159,18 +173,21 @@ impl Probes {
 }
 
 /// The core's view of [`Probes`]; shared so that the binding gets the
-/// callables and the error back whether the run succeeds or not.
+/// callables, the recording and the error back whether the run succeeds or not.
 struct PyObserver(Rc<RefCell<Probes>>);
 
 impl Observer for PyObserver {
     fn wants(&self, name: &str) -> bool {
-        EVENTS.iter().position(|e| *e == name).is_some_and(|i| self.0.borrow().callbacks[i].is_some())
+        let probes = self.0.borrow();
+        probes.recording.wants(name)
+            || EVENTS.iter().position(|e| *e == name).is_some_and(|i| probes.callbacks[i].is_some())
     }
 
     fn on_event(&mut self, event: &CoreEvent<'_>) {
         let mut probes = self.0.borrow_mut();
+        probes.recording.record(event);
         let Some(i) = EVENTS.iter().position(|e| *e == event.name) else { return };
-        if probes.error.is_some() {
+        if probes.error.is_some() || probes.callbacks[i].is_none() {
             return;
         }
         if let Err(e) = Python::attach(|py| probes.call(py, i, event)) {
@@ -189,8 +206,14 @@ impl Observer for PyObserver {
 /// link, `probes` maps event names (`PROBE_EVENTS`) to callables that get
 /// each such event as a `ProbeEvent`, and `progress` is called now and then
 /// with `(sim_time_s, done, total, events)` (`total` None when unknown).
+///
+/// With `record` (a list of event names) it returns `(json, hosts,
+/// series)` instead: `series` maps each recorded name to `(fields,
+/// time_ps, host, values)`, the last three as little-endian bytes of
+/// `u64`, `u32` (an index into `hosts`) and `f64` (`len(fields)` per event).
 #[pyfunction]
-#[pyo3(signature = (text, source = "<string>", seed = None, pcap_dir = None, probes = None, progress = None))]
+#[pyo3(signature = (text, source = "<string>", seed = None, pcap_dir = None, probes = None, progress = None, record = None))]
+#[allow(clippy::too_many_arguments)]
 fn run_scenario(
     py: Python<'_>,
     text: &str,
@@ -199,16 +222,19 @@ fn run_scenario(
     pcap_dir: Option<PathBuf>,
     probes: Option<&Bound<'_, PyDict>>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<String> {
+    record: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let opts = RunOptions { source: source.to_owned(), seed, pcap_dir };
     let text = text.to_owned();
-    let probes = probes.map(Probes::from_dict).transpose()?;
+    let recording = record.is_some();
+    let probes = (probes.is_some() || recording).then(|| Probes::new(probes, record)).transpose()?;
     if probes.is_none() && progress.is_none() {
-        return py
+        let json = py
             .detach(move || nicsim_core::run_toml(&text, &opts).map(|report| report.to_json()))
-            .map_err(|e| to_py_err(py, e));
+            .map_err(|e| to_py_err(py, e))?;
+        return Ok(PyString::new(py, &json).into_any().unbind());
     }
-    let (outcome, probe_error, progress_error) = py.detach(move || {
+    let (outcome, probes, progress_error) = py.detach(move || {
         let shared = probes.map(|p| Rc::new(RefCell::new(p)));
         let observer = shared.as_ref().map(|s| Box::new(PyObserver(Rc::clone(s))) as Box<dyn Observer>);
         let failed: Rc<RefCell<Option<PyErr>>> = Rc::default();
@@ -230,16 +256,38 @@ fn run_scenario(
                 .map(|(report, observer)| (report, Some(observer))),
         }
         .map(|(report, _observer)| report.to_json());
-        let probe_error = shared
-            .and_then(|s| Rc::into_inner(s).expect("the core drops the observer before returning").into_inner().error);
+        let probes =
+            shared.map(|s| Rc::into_inner(s).expect("the core drops the observer before returning").into_inner());
         let progress_error = failed.borrow_mut().take();
-        (outcome, probe_error, progress_error)
+        (outcome, probes, progress_error)
     });
+    let (probe_error, recorded) = match probes {
+        Some(p) => (p.error, Some(p.recording)),
+        None => (None, None),
+    };
     // A callback's exception comes first: it happened during the run.
     if let Some(e) = probe_error.or(progress_error) {
         return Err(e);
     }
-    outcome.map_err(|e| to_py_err(py, e))
+    let json = outcome.map_err(|e| to_py_err(py, e))?;
+    match recorded.filter(|_| recording) {
+        None => Ok(PyString::new(py, &json).into_any().unbind()),
+        Some(r) => recording_to_py(py, &json, &r),
+    }
+}
+
+/// `(json, hosts, {name: (fields, time_ps, host, values)})` for a recorded run.
+fn recording_to_py(py: Python<'_>, json: &str, r: &Recording) -> PyResult<Py<PyAny>> {
+    let series = PyDict::new(py);
+    for (name, s) in EVENTS.iter().zip(&r.series) {
+        let Some(s) = s else { continue };
+        let time: Vec<u8> = s.time_ps.iter().flat_map(|t| t.to_le_bytes()).collect();
+        let host: Vec<u8> = s.host.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let values: Vec<u8> = s.values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let fields = s.fields.clone();
+        series.set_item(name, (fields, PyBytes::new(py, &time), PyBytes::new(py, &host), PyBytes::new(py, &values)))?;
+    }
+    Ok((json, r.hosts.clone(), series).into_pyobject(py)?.into_any().unbind())
 }
 
 /// Parse and validate a scenario; return it fully resolved (defaults filled

@@ -218,6 +218,61 @@ fn observers_see_every_named_event_and_change_nothing() {
 }
 
 #[test]
+fn a_recording_holds_the_events_an_observer_sees_and_changes_nothing() {
+    use nicsim_core::probe::observer::{Observer, ProbeEvent, Recorder, Recording, EVENTS};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// Keeps every event whole, for comparison.
+    type Seen = Rc<RefCell<Vec<(&'static str, u64, String, Vec<(&'static str, f64)>)>>>;
+    struct Keep(Seen);
+    impl Observer for Keep {
+        fn wants(&self, _: &str) -> bool {
+            true
+        }
+        fn on_event(&mut self, e: &ProbeEvent<'_>) {
+            self.0.borrow_mut().push((e.name, e.time.ps(), e.host.to_owned(), e.fields.to_vec()));
+        }
+    }
+    let text = timed_pair("kurmann-pii-400", "", "", "", &rr(30));
+    let plain = run(&text);
+    let seen: Seen = Rc::default();
+    nicsim_core::api::run_toml_observed(&text, &RunOptions::default(), Box::new(Keep(seen.clone()))).unwrap();
+    let recording = Rc::new(RefCell::new(Recording::of(["frame", "job"])));
+    let everything = Rc::new(RefCell::new(Recording::of(EVENTS)));
+    nicsim_core::api::run_toml_observed(&text, &RunOptions::default(), Box::new(Recorder(everything.clone()))).unwrap();
+    let (recorded, _) =
+        nicsim_core::api::run_toml_observed(&text, &RunOptions::default(), Box::new(Recorder(recording.clone())))
+            .unwrap();
+    assert_eq!(recorded.to_json(), plain.to_json(), "recording must not change the run");
+    let r = recording.borrow();
+    let frames = r.series[0].as_ref().expect("frame was asked for");
+    assert_eq!(frames.len() as u64, plain.summary.frames);
+    assert_eq!(frames.fields, ["link", "direction", "bytes"]);
+    assert!(r.series[1].is_none() && r.series[2].is_none(), "names not asked for are not recorded");
+    assert!(frames.column("bytes").unwrap().iter().all(|&b| (42.0..=1514.0).contains(&b)));
+    assert!(frames.column("cycles").is_none());
+    assert_eq!(r.series[0], everything.borrow().series[0], "what is recorded does not depend on what else is");
+    // Row by row, a recording of everything is what an observer saw.
+    let seen = seen.borrow();
+    let r = everything.borrow();
+    for (i, name) in EVENTS.iter().enumerate() {
+        let series = r.series[i].as_ref().unwrap();
+        let expected: Vec<_> = seen.iter().filter(|e| e.0 == *name).collect();
+        assert_eq!(series.len(), expected.len(), "{name}");
+        assert!(!expected.is_empty());
+        for (k, e) in expected.iter().enumerate() {
+            assert_eq!(series.time_ps[k], e.1);
+            assert_eq!(r.hosts[series.host[k] as usize], e.2);
+            let row = &series.values[k * series.fields.len()..(k + 1) * series.fields.len()];
+            assert_eq!(row, e.3.iter().map(|f| f.1).collect::<Vec<_>>());
+        }
+        assert!(series.time_ps.windows(2).all(|w| w[0] <= w[1]), "in simulated-time order");
+    }
+    assert_eq!(r.hosts.len(), 2);
+}
+
+#[test]
 fn tso_cuts_sender_cycles_per_byte_and_keeps_frames_valid() {
     use pcap_file::pcap::PcapReader;
     use smoltcp::wire::{EthernetFrame, IpAddress, Ipv4Packet, TcpPacket};
