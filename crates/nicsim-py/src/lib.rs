@@ -186,7 +186,7 @@ impl Observer for PyObserver {
     fn on_event(&mut self, event: &CoreEvent<'_>) {
         let mut probes = self.0.borrow_mut();
         probes.recording.record(event);
-        let Some(i) = EVENTS.iter().position(|e| *e == event.name) else { return };
+        let i = event.kind;
         if probes.error.is_some() || probes.callbacks[i].is_none() {
             return;
         }
@@ -276,16 +276,31 @@ fn run_scenario(
     }
 }
 
+/// A Python `bytes` of the little-endian bytes of `xs`, one after the other,
+/// written in place.
+fn le_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    xs: &[T],
+    bytes: impl Fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, xs.len() * N, |out| {
+        for (chunk, &x) in out.chunks_exact_mut(N).zip(xs) {
+            chunk.copy_from_slice(&bytes(x));
+        }
+        Ok(())
+    })
+}
+
 /// `(json, hosts, {name: (fields, time_ps, host, values)})` for a recorded run.
 fn recording_to_py(py: Python<'_>, json: &str, r: &Recording) -> PyResult<Py<PyAny>> {
     let series = PyDict::new(py);
     for (name, s) in EVENTS.iter().zip(&r.series) {
         let Some(s) = s else { continue };
-        let time: Vec<u8> = s.time_ps.iter().flat_map(|t| t.to_le_bytes()).collect();
-        let host: Vec<u8> = s.host.iter().flat_map(|h| h.to_le_bytes()).collect();
-        let values: Vec<u8> = s.values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let time = le_bytes(py, &s.time_ps, u64::to_le_bytes)?;
+        let host = le_bytes(py, &s.host, u32::to_le_bytes)?;
+        let values = le_bytes(py, &s.values, f64::to_le_bytes)?;
         let fields = s.fields.clone();
-        series.set_item(name, (fields, PyBytes::new(py, &time), PyBytes::new(py, &host), PyBytes::new(py, &values)))?;
+        series.set_item(name, (fields, time, host, values))?;
     }
     Ok((json, r.hosts.clone(), series).into_pyobject(py)?.into_any().unbind())
 }

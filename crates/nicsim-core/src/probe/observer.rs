@@ -27,6 +27,10 @@ pub const FIELDS: [&[&str]; 5] =
 pub struct ProbeEvent<'a> {
     /// Event name (one of [`EVENTS`]).
     pub name: &'static str,
+    /// Its index in [`EVENTS`].
+    pub kind: usize,
+    /// Index of the node concerned (hosts in scenario order, then switches).
+    pub node: usize,
     /// Simulated time.
     pub time: Time,
     /// Host concerned.
@@ -68,10 +72,10 @@ impl Probes {
         self.wanted[i]
     }
 
-    /// Emit event number `i`.
-    pub fn emit(&mut self, i: usize, time: Time, host: &str, fields: &[(&'static str, f64)]) {
+    /// Emit event number `i` about node `node`, called `host`.
+    pub fn emit(&mut self, i: usize, time: Time, node: usize, host: &str, fields: &[(&'static str, f64)]) {
         if let (true, Some(o)) = (self.wanted[i], self.observer.as_mut()) {
-            o.on_event(&ProbeEvent { name: EVENTS[i], time, host, fields });
+            o.on_event(&ProbeEvent { name: EVENTS[i], kind: i, node, time, host, fields });
             self.stop |= o.stopped();
         }
     }
@@ -106,6 +110,8 @@ pub const CALL: usize = 4;
 pub struct Recording {
     /// Host names, indexed by [`Series::host`].
     pub hosts: Vec<String>,
+    /// Index into `hosts` of each node seen (by node index; `u32::MAX`: not yet seen).
+    codes: Vec<u32>,
     /// The events of each name of [`EVENTS`] that was asked for.
     pub series: [Option<Series>; EVENTS.len()],
 }
@@ -161,18 +167,19 @@ impl Recording {
 
     /// Record `event` if its name was asked for.
     pub fn record(&mut self, event: &ProbeEvent<'_>) {
-        let Some(i) = EVENTS.iter().position(|e| *e == event.name) else { return };
-        let Some(series) = self.series[i].as_mut() else { return };
-        let host = match self.hosts.iter().position(|h| h == event.host) {
-            Some(k) => k,
-            None => {
-                self.hosts.push(event.host.to_owned());
-                self.hosts.len() - 1
-            }
-        };
+        let Some(series) = self.series.get_mut(event.kind).and_then(Option::as_mut) else { return };
+        if event.node >= self.codes.len() {
+            self.codes.resize(event.node + 1, u32::MAX);
+        }
+        let mut host = self.codes[event.node];
+        if host == u32::MAX {
+            host = self.hosts.len() as u32;
+            self.hosts.push(event.host.to_owned());
+            self.codes[event.node] = host;
+        }
         debug_assert!(series.fields.iter().eq(event.fields.iter().map(|(k, _)| k)), "one field set per event name");
         series.time_ps.push(event.time.ps());
-        series.host.push(host as u32);
+        series.host.push(host);
         series.values.extend(event.fields.iter().map(|(_, v)| *v));
     }
 }

@@ -593,7 +593,7 @@ impl Sim {
                     None => &self.hosts[link.ends[d]].name,
                     Some(w) => &self.switches[w].name,
                 };
-                self.probes.emit(observer::FRAME, now, name, &fields);
+                self.probes.emit(observer::FRAME, now, link.ends[d], name, &fields);
             }
             if let Some(trace) = link.trace.as_mut() {
                 trace.record(now, frame)?;
@@ -667,7 +667,7 @@ impl Sim {
                 crate::workload::Op::Connect { .. } => 3.0,
             };
             let fields = [("op", kind), ("bytes", op.bytes() as f64)];
-            self.probes.emit(observer::CALL, now, &self.hosts[h].name, &fields);
+            self.probes.emit(observer::CALL, now, h, &self.hosts[h].name, &fields);
         }
         Ok(())
     }
@@ -675,7 +675,7 @@ impl Sim {
     /// A frame of `bytes` reaches host `h`'s stack.
     fn note_deliver(&mut self, h: usize, bytes: usize, now: Time) {
         if self.probes.wants(observer::DELIVER) {
-            self.probes.emit(observer::DELIVER, now, &self.hosts[h].name, &[("bytes", bytes as f64)]);
+            self.probes.emit(observer::DELIVER, now, h, &self.hosts[h].name, &[("bytes", bytes as f64)]);
         }
     }
 

@@ -437,7 +437,7 @@ impl Sim {
         }
         if self.probes.wants(observer::JOB) {
             let fields = [("core", core as f64), ("cycles", job.total() as f64), ("class", job.class() as u8 as f64)];
-            self.probes.emit(observer::JOB, now, &self.hosts[h].name, &fields);
+            self.probes.emit(observer::JOB, now, h, &self.hosts[h].name, &fields);
         }
         let t = self.timed(h);
         let charged = job.charged();
@@ -983,7 +983,7 @@ impl Sim {
         let core = t.timing.stack_core();
         t.cores[core].note_interrupt();
         if self.probes.wants(observer::INTERRUPT) {
-            self.probes.emit(observer::INTERRUPT, now, &self.hosts[h].name, &[("core", core as f64)]);
+            self.probes.emit(observer::INTERRUPT, now, h, &self.hosts[h].name, &[("core", core as f64)]);
         }
         let t = self.timed(h);
         let cpu = &t.timing.cpu;
