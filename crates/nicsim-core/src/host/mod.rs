@@ -5,8 +5,10 @@
 //! frame handed to the device is on the link's queue at the instant the
 //! stack produced it. The seam for the timing models (CPU, memory, bus, NIC)
 //! is [`SimDevice`]: frames cross it in both directions, and the simulation
-//! decides when they move. Checksums are computed and verified in software
-//! (smoltcp's default), so every frame on the wire is valid.
+//! decides when they move. Checksums are computed in software (smoltcp's
+//! default; with TSO the NIC fills the TCP sum), so every frame on the wire
+//! is valid. They are verified in software too, except on hosts whose frames
+//! cannot arrive damaged, where the check could never fail (see [`Host::new`]).
 
 pub mod cpu;
 pub mod timing;
