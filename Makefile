@@ -45,7 +45,7 @@ lint:
 ## (`cargo install cargo-fuzz`) and is skipped without them. New inputs go to
 ## fuzz/work/, crashes to fuzz/artifacts/.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := scenario units tso wire_monitor link_channel pcap
+FUZZ_TARGETS := scenario units tso wire_monitor link_channel pcap coalesce
 fuzz:
 	@if cargo +nightly fuzz --version >/dev/null 2>&1; then \
 		for t in $(FUZZ_TARGETS); do \

@@ -1,6 +1,7 @@
 """Write the checked-in seed corpus of each fuzz target into fuzz/corpus/.
 
-Run from the repository root: `python3 fuzz/seeds.py`. The corpus is small
+Run from the repository root: `python3 fuzz/seeds.py` for every target, or
+`python3 fuzz/seeds.py coalesce ...` for some. The corpus is small
 (tens of files per target) and every file in it is replayed by
 `cargo test` (crates/nicsim-core/tests/integration/fuzz_corpus.rs). Crash
 inputs found by fuzzing are added by hand under `corpus/<target>/crash-*`
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import random
 import struct
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,21 +147,101 @@ def link_channel() -> None:
         write("link_channel", f"random-{i:02}", bytes(rng.randrange(256) for _ in range(8 + rng.randrange(200))))
 
 
-def main() -> None:
-    for target in ("scenario", "units", "tso", "wire_monitor", "link_channel"):
+# --------------------------------------------------------------- coalesce
+# Records of nicsim_core::fuzz::coalesce: 3 setting bytes (small LRO sizes,
+# GRO limits and poll batch, ISN base), then records whose first byte is
+# flow (low 3 bits) | kind << 3.
+
+PSH, FIN, FIN_PSH, SYN, RST, URG, ECE, CWR, NO_ACK, IP_OPTIONS, PSH_CWR = 16, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29
+NEW_ACK, NEW_WINDOW, SAME_ID, OTHER_FIELD = 4 << 5, 5 << 5, 6 << 5, 7 << 5
+RETX, HOLE, DUP, MOVE = 2 << 6, 3 << 6, 16, 32
+
+
+def seg(flow: int, length: int, sel: int = 0, pos: int = 0) -> bytes:
+    return bytes([flow & 7, sel, pos]) + struct.pack("<H", length)
+
+
+def raw(data: bytes) -> bytes:
+    return bytes([28 << 3]) + struct.pack("<H", len(data)) + data
+
+
+def cut(at: int) -> bytes:
+    return bytes([29 << 3, at])
+
+
+def damaged(which: int, xor: int = 0x55) -> bytes:
+    return bytes([30 << 3, (xor << 2 | which) & 0xFF])
+
+
+def other(flow: int, kind: int) -> bytes:
+    return bytes([31 << 3 | flow, kind])
+
+
+def coalesce() -> None:
+    rng = random.Random(21)
+    study = bytes([0xFF, 0x00, 0x00])  # small LRO: 4 entries, 3 pages, 30 KB, window 1000; GRO: 64 flows, one batch
+    cases: dict[str, bytes] = {
+        "empty": b"",
+        "bulk-one-flow": study + b"".join(seg(0, 1460) for _ in range(60)) + seg(0, 500, PSH),
+        "bulk-wrap-gro-batches": bytes([0x00, 0x07, 0x00]) + b"".join(seg(2, 1448) for _ in range(45)) + seg(2, 10, FIN),
+        "eight-flows": bytes([0b01_11_01_11, 0x15, 0x80])
+        + b"".join(seg(f, [1460, 1000, 536, 100][(i + f) % 4] if i % 7 else 1460, PSH if i % 9 == 8 else 0)
+                   for i in range(20) for f in range(8)),
+        "retransmissions": study + b"".join(
+            [seg(1, 1000), seg(1, 1000), seg(1, 1000, 0, RETX), seg(1, 1000), seg(1, 1460, 0, RETX | 2),
+             seg(1, 1000, 0, DUP), seg(1, 700, 0, RETX | 5), seg(1, 1000), seg(1, 1000, 0, RETX | DUP), seg(1, 300, PSH)] * 4),
+        "holes-then-fill": bytes([0x9A, 0x31, 0x40]) + b"".join(
+            [seg(3, 1000), seg(3, 1000, 0, HOLE), seg(3, 1000), seg(3, 1000, 0, RETX | 10), seg(3, 1000, 0, RETX | 5),
+             seg(3, 1000, 0, HOLE | 2), seg(3, 800, 0, RETX | 9), seg(3, 1000, PSH)] * 5),
+        "reordered": bytes([0x3F, 0x02, 0xFF]) + b"".join(
+            seg(i % 3, 1460, 0, MOVE | (i % 4) if i % 3 == 1 else 0) for i in range(60)),
+        "flags": bytes([0xC5, 0x20, 0x01]) + b"".join(
+            seg(f % 8, 700, 0) + seg(f % 8, 700, flag) + seg(f % 8, 700, 0)
+            for f, flag in enumerate([PSH, FIN, FIN_PSH, SYN, RST, URG, ECE, CWR, NO_ACK, IP_OPTIONS, PSH_CWR]))
+        + seg(0, 0) + seg(0, 0, NO_ACK),
+        "header-changes": bytes([0xFF, 0x60, 0x10]) + b"".join(
+            seg(4, 1000) + seg(4, 1000) + seg(4, 1000, change, k) + seg(4, 1000)
+            for change, k in [(NEW_ACK, 0), (NEW_WINDOW, 3), (SAME_ID, 0), (OTHER_FIELD, 0), (OTHER_FIELD, 1),
+                              (OTHER_FIELD, 2), (OTHER_FIELD, 3), (SAME_ID | PSH, 0)]),
+        "garbage-and-other-traffic": bytes([0x12, 0x93, 0x00])
+        + seg(5, 1000) + raw(frames()["small"]) + seg(5, 1000) + raw(bytes(rng.randrange(256) for _ in range(300)))
+        + seg(5, 1000) + other(5, 0) + seg(5, 1000) + other(5, 1) + seg(5, 1000) + other(5, 2) + seg(5, 1000)
+        + raw(frames()["fragment"]) + raw(frames()["ack"]) + raw(frames()["small"]) + raw(b"") + seg(5, 1000, PSH),
+        "cut-and-damaged": bytes([0x55, 0x44, 0x33]) + b"".join(
+            seg(6, 1200) + seg(6, 1200) + op for op in
+            [cut(0), cut(13), cut(40), cut(255), damaged(0), damaged(1), damaged(2), damaged(3), damaged(1, 0)]) + seg(6, 5, PSH),
+        "max-frames": study + b"".join(seg(i % 8, 100, 0, DUP if i % 5 == 0 else 0) for i in range(250)),
+    }
+    for name, data in cases.items():
+        write("coalesce", name, data)
+    for i in range(6):
+        write("coalesce", f"random-{i:02}", bytes(rng.randrange(256) for _ in range(3 + rng.randrange(600))))
+
+
+GENERATORS = {
+    "scenario": scenarios,
+    "units": units,
+    "tso": tso,
+    "wire_monitor": wire_monitor,
+    "link_channel": link_channel,
+    "coalesce": coalesce,
+}
+
+
+def main(targets: list[str]) -> None:
+    unknown = [t for t in targets if t not in GENERATORS]
+    if unknown:
+        sys.exit(f"no seed generator for {', '.join(unknown)}; known: {', '.join(GENERATORS)}")
+    for target in targets or list(GENERATORS):
         d = CORPUS / target
         if d.exists():
             for f in d.iterdir():
                 if not f.name.startswith("crash-"):
                     f.unlink()
-    scenarios()
-    units()
-    tso()
-    wire_monitor()
-    link_channel()
+        GENERATORS[target]()
     for d in sorted(CORPUS.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} files")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
