@@ -34,6 +34,9 @@ BULK = '[workload.bulk]\nfrom = "a"\nto = "b"\nbytes = "1MB"\n'
 def scenarios() -> None:
     for path in sorted((ROOT / "scenarios").glob("*.toml")):
         write("scenario", "repo-" + path.name, path.read_bytes())
+    # The Kurmann study's scenarios (zero-copy knobs) as well.
+    for path in sorted((ROOT / "scenarios" / "kurmann").glob("*.toml")):
+        write("scenario", "repo-kurmann_" + path.name, path.read_bytes())
     cases = {
         "udp-stream": TWO.format(host="", link='rate = "100Mbps"', workload='[workload.udp_stream]\nfrom = "a"\nto = "b"\ncount = 10\nrate = "1Mbps"\narrivals = "poisson"\non = "1ms"\noff = "2ms"\n'),
         "udp-rr": TWO.format(host="", link="", workload='[workload.udp_rr]\nclient = "a"\nserver = "b"\nrequest = "100B"\n'),
