@@ -1,6 +1,7 @@
 //! The cost of probes: run a scenario with no observer, then with a Rust
 //! observer that counts every probe event (`frame`, `deliver`,
-//! `interrupt`, `job`, `call`), best of three each, and print both times:
+//! `interrupt`, `job`, `call`), then with a [`Recorder`] keeping every event
+//! in memory, best of three each, and print the three times:
 //! CPU time of this thread (from `/proc/thread-self/schedstat`, so a busy
 //! machine inflates it less than wall-clock time) where there is one.
 //!
@@ -11,10 +12,12 @@
 //! Python probes (`nicsim.run(..., probes=...)`) add the cost of a Python
 //! call per event on top; `nicsim bench` measures those.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::Instant;
 
 use nicsim_core::api::run_toml_observed;
-use nicsim_core::probe::observer::{Observer, ProbeEvent, EVENTS};
+use nicsim_core::probe::observer::{Observer, ProbeEvent, Recorder, Recording, EVENTS};
 use nicsim_core::{run_toml, RunOptions};
 
 /// Seconds this thread has run on a CPU (Linux), else wall-clock seconds.
@@ -64,9 +67,19 @@ fn main() {
         drop(observer);
         report.to_json()
     });
+    let (kept, recorded) = best(&|| {
+        let recording = Rc::new(RefCell::new(Recording::of(EVENTS)));
+        let (report, observer) = run_toml_observed(&text, &opts, Box::new(Recorder(recording.clone()))).expect("runs");
+        drop(observer);
+        assert!(recording.borrow().series.iter().flatten().any(|s| !s.is_empty()), "events were recorded");
+        report.to_json()
+    });
     assert_eq!(plain, observed, "probes changed the result");
+    assert_eq!(plain, recorded, "recording changed the result");
     println!(
-        "probes off: {off:.3} s; probes on (Rust observer, every event): {on:.3} s ({:+.1} %)",
-        (on / off - 1.0) * 100.0
+        "probes off: {off:.3} s; probes on (Rust observer, every event): {on:.3} s ({:+.1} %); \
+         every event recorded (Recorder, no Python): {kept:.3} s ({:+.1} %)",
+        (on / off - 1.0) * 100.0,
+        (kept / off - 1.0) * 100.0
     );
 }
