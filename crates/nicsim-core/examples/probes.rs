@@ -1,7 +1,7 @@
 //! The cost of probes: run a scenario with no observer, then with a Rust
 //! observer that counts every probe event (`frame`, `deliver`,
 //! `interrupt`, `job`, `call`), then with a [`Recorder`] keeping every event
-//! in memory, best of three each, and print the three times:
+//! in memory, alternating, best of five each, and print the three times:
 //! CPU time of this thread (from `/proc/thread-self/schedstat`, so a busy
 //! machine inflates it less than wall-clock time) where there is one.
 //!
@@ -49,31 +49,35 @@ fn main() {
     };
     let text = std::fs::read_to_string(&path).expect("a readable scenario");
     let opts = RunOptions::default();
-    let best = |f: &dyn Fn() -> String| {
-        let mut times = Vec::new();
-        let mut out = String::new();
-        let clock = Instant::now();
-        for _ in 0..3 {
-            let t = cpu_seconds(&clock);
-            out = f();
-            times.push(cpu_seconds(&clock) - t);
-        }
-        (times.into_iter().fold(f64::INFINITY, f64::min), out)
-    };
-    let (off, plain) = best(&|| run_toml(&text, &opts).expect("runs").to_json());
-    let (on, observed) = best(&|| {
+    let off = || run_toml(&text, &opts).expect("runs").to_json();
+    let counted = || {
         let (report, observer) = run_toml_observed(&text, &opts, Box::<Count>::default()).expect("runs");
         // The observer's counts are not printed; its presence is what is timed.
         drop(observer);
         report.to_json()
-    });
-    let (kept, recorded) = best(&|| {
+    };
+    let kept = || {
         let recording = Rc::new(RefCell::new(Recording::of(EVENTS)));
         let (report, observer) = run_toml_observed(&text, &opts, Box::new(Recorder(recording.clone()))).expect("runs");
         drop(observer);
         assert!(recording.borrow().series.iter().flatten().any(|s| !s.is_empty()), "events were recorded");
         report.to_json()
-    });
+    };
+    // The three kinds of run alternate, so that a machine getting busier
+    // or quieter affects each alike; the best of five of each is kept.
+    let kinds: [&dyn Fn() -> String; 3] = [&off, &counted, &kept];
+    let mut best = [f64::INFINITY; 3];
+    let mut outs: [String; 3] = Default::default();
+    let clock = Instant::now();
+    for _ in 0..5 {
+        for (k, run) in kinds.iter().enumerate() {
+            let t = cpu_seconds(&clock);
+            outs[k] = run();
+            best[k] = best[k].min(cpu_seconds(&clock) - t);
+        }
+    }
+    let [off, on, kept] = best;
+    let [plain, observed, recorded] = outs;
     assert_eq!(plain, observed, "probes changed the result");
     assert_eq!(plain, recorded, "recording changed the result");
     println!(
