@@ -1,7 +1,8 @@
 //! Micro-benchmarks of the hot paths (`make bench`, `cargo bench -p
 //! nicsim-core --bench micro`): the event queue, the cost model's per-frame
 //! CPU job, TSO segmentation and checksum fill per packet, LRO and GRO
-//! coalescing per packet, the payload
+//! coalescing per packet, driver IP fragmentation and speculative
+//! defragmentation per fragment, the payload
 //! pattern, and the offload (communication processor) command path. The
 //! figures go into docs/performance.md; none is asserted in a test.
 
@@ -11,7 +12,7 @@ use nicsim_core::host::cpu::{Class, Core, Job, Layer};
 use nicsim_core::host::timing;
 use nicsim_core::nic::gro::{Gro, GroConfig};
 use nicsim_core::nic::lro::{LroConfig, NicLro};
-use nicsim_core::nic::tso;
+use nicsim_core::nic::{frag, tso};
 use nicsim_core::workload::pattern::Pattern;
 use nicsim_core::{run_toml, RunOptions};
 use smoltcp::phy::ChecksumCapabilities;
@@ -197,6 +198,27 @@ fn offload_engines(c: &mut Criterion) {
             },
             BatchSize::SmallInput,
         )
+    });
+    // Kurmann's zero-copy path: a page of TCP data (4096 bytes, 12-byte
+    // timestamp option) cut by the driver into IPv4 fragments for a
+    // 1500-byte MTU; at the receiver the speculative defragmenter checks the
+    // train against its guess as each fragment lands and rebuilds the
+    // page-sized packet. Per fragment.
+    let page = super_frame(4096);
+    let fragments = frag::fragment(&page, 1500, 7).expect("a page packet fragments");
+    let guess = frag::Guess::new(1500, 32, 4096);
+    let whole: Vec<&[u8]> = fragments.iter().map(Vec::as_slice).collect();
+    assert_eq!(frag::check_train(&whole, &guess), frag::Check::Complete, "the bench times the hit path");
+    group.throughput(Throughput::Elements(fragments.len() as u64));
+    group.bench_function("ip-fragment-page", |b| b.iter(|| black_box(frag::fragment(black_box(&page), 1500, 7))));
+    group.bench_function("spec-defrag-check-rebuild-page", |b| {
+        b.iter(|| {
+            let train: Vec<&[u8]> = fragments.iter().map(Vec::as_slice).collect();
+            for k in 1..=train.len() {
+                black_box(frag::check_train(&train[..k], &guess));
+            }
+            black_box(frag::rebuild(&train))
+        })
     });
     group.finish();
 }
