@@ -50,7 +50,9 @@ def reproduce_all(
     for name, module_name in STUDIES.items():
         module = importlib.import_module(module_name)
         written = module.reproduce(root / name / "report", root / name, executor, progress=progress)
-        csv_path = next(p for p in written if p.name == "comparison.csv")
+        csv_path = next((p for p in written if p.name == "comparison.csv"), None)
+        if csv_path is None:
+            raise RuntimeError(f"{name}: its reproduction wrote no comparison.csv")
         rows += comparison.read(csv_path)
     return write_summary(rows, out_dir)
 
@@ -144,10 +146,10 @@ def render(rows: Sequence[Row], figure_name: str, heading: str) -> str:
     return "\n".join(lines)
 
 
-def figure(rows: Sequence[Row], stem: Path) -> list[Path]:
+def figure(rows: Sequence[Row], stem: Path, *, pdf: bool = True) -> list[Path]:
     """Published against nicsim for every row with both (positive values),
     log-log, one colour per study; circles are calibration, triangles
-    predictions. Written as ``stem.png`` and ``stem.pdf``."""
+    predictions. Written as ``stem.png`` (and ``stem.pdf``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -173,6 +175,12 @@ def figure(rows: Sequence[Row], stem: Path) -> list[Path]:
                            label=f"{s} ({role})", zorder=3)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter
+
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(plain)
+        axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
     ax.set_xlabel("published value (the study's unit)")
@@ -181,11 +189,13 @@ def figure(rows: Sequence[Row], stem: Path) -> list[Path]:
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
-    png, pdf = stem.with_suffix(".png"), stem.with_suffix(".pdf")
-    fig.savefig(png, dpi=130)
-    fig.savefig(pdf)
+    written = [stem.with_suffix(".png")]
+    fig.savefig(written[0], dpi=130)
+    if pdf:
+        written.append(stem.with_suffix(".pdf"))
+        fig.savefig(written[1])
     plt.close(fig)
-    return [png, pdf]
+    return written
 
 
 DOCS_FIGURE = "validation-published-vs-nicsim.png"
@@ -205,7 +215,7 @@ def write_docs(comparison_csv: Path, docs_dir: Path) -> list[Path]:
     rows = comparison.read(comparison_csv)
     page = docs_dir / "validation.md"
     page.write_text(render_docs(rows), encoding="utf-8")
-    return [page, *figure(rows, docs_dir / Path(DOCS_FIGURE).stem)]
+    return [page, *figure(rows, docs_dir / Path(DOCS_FIGURE).stem, pdf=False)]
 
 
 if __name__ == "__main__":  # pragma: no cover - make docs
