@@ -385,7 +385,7 @@ class _StudyProgress:
 
     def experiment(self, key: str, runs: int) -> None:
         if self._bar is not None:
-            self._bar.update(self._task, description=f"{self.study}: {key} ({runs} runs)")
+            self._bar.update(self._task, description=f"{self.study}: {key} ({runs} to run)")
 
     def advance(self) -> None:
         if self._bar is not None:
