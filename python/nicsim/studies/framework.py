@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from nicsim.campaign.cache import Cache
 from nicsim.campaign.executors import Executor, LocalExecutor
-from nicsim.campaign.run import progress_enabled, run_missing
+from nicsim.campaign.run import RunBar, progress_enabled, run_missing
 from nicsim.campaign.sweep import Sweep
 
 from . import comparison, write_csv
@@ -228,10 +228,11 @@ class Study:
             with Cache(results_dir) as cache:
                 plans = [(e, e.sweep(self.name)) for e in self.experiments()]
                 left = {e.key: _missing(cache, s) for e, s in plans}
-                with _StudyProgress(self.name, sum(left.values()), show) as bar:
+                total = sum(left.values())
+                with RunBar(total, self.name, show and total > 0) as bar:
                     for e, sweep in plans:
                         if left[e.key]:
-                            bar.experiment(e.key, left[e.key])
+                            bar.describe(f"{self.name}: {e.key} ({left[e.key]} to run)")
                         stats[e.key] = run_missing(sweep, cache, runner, progress=False,
                                                    on_result=lambda *_: bar.advance())
                         if stats[e.key].errors:
@@ -344,53 +345,3 @@ def comparison_section(rows: Sequence[Row], claims: Sequence[Claim]) -> list[str
             lines.append(f"| `{c.id}` | {c.quote} | {c.evidence} | {'holds' if c.holds else '**does not hold**'} |")
         lines.append("")
     return lines
-
-
-class _StudyProgress:
-    """One rich progress bar for a study: the experiment running and the
-    runs left; nothing when disabled (not a terminal, or CI)."""
-
-    def __init__(self, study: str, total: int, enabled: bool) -> None:
-        self.study = study
-        self.total = total
-        self.enabled = enabled and total > 0
-        self._bar: Any = None
-        self._task: Any = None
-
-    def __enter__(self) -> _StudyProgress:
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("runs"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-            )
-            self._bar.start()
-            self._task = self._bar.add_task(self.study, total=self.total)
-        return self
-
-    def experiment(self, key: str, runs: int) -> None:
-        if self._bar is not None:
-            self._bar.update(self._task, description=f"{self.study}: {key} ({runs} to run)")
-
-    def advance(self) -> None:
-        if self._bar is not None:
-            self._bar.advance(self._task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
