@@ -170,6 +170,12 @@ pub struct ZeroCopyConfig {
     /// Fbufs: map the buffer pool once (first call that uses it).
     #[serde(default)]
     pub fbuf_setup: Cost,
+    /// TCP sums a rebuilt page in software (`tcp_v4_rcv` with `ip_summed =
+    /// CHECKSUM_NONE`): one read pass over the page at `memory.checksum_bandwidth`
+    /// per successful speculation, because the NIC's per-frame checksum cannot
+    /// cover a datagram cut into fragments and the era's driver leaves it unused.
+    #[serde(default)]
+    pub rx_checksum: bool,
     /// Speculation timeout: interrupt this long after the first frame of an incomplete train.
     #[serde(default = "default_spec_timeout")]
     pub timeout: Duration,
@@ -211,6 +217,7 @@ impl Default for ZeroCopyConfig {
             cow_setup: Cost::default(),
             fbuf_page: Cost::default(),
             fbuf_setup: Cost::default(),
+            rx_checksum: false,
             timeout: default_spec_timeout(),
             cam: CamMode::Off,
             interference: InterferenceConfig::default(),

@@ -10,8 +10,9 @@
 //!        descriptors (headers guessed) ─▶ one interrupt per train (or timeout)
 //!        ─▶ driver checks the train ─▶ hit: rebuilt 4 KB packet to the stack
 //!                                   └▶ miss: stop RX DMA (back pressure),
-//!                                      re-initialise the list, copy the
-//!                                      displaced data, frames to the stack
+//!                                      re-initialise the list, restart it;
+//!                                      then copy each frame out of the
+//!                                      speculative buffers to the stack
 //!  read: whole aligned pages remapped (or handed over as fbufs), the rest copied
 //! ```
 //!
@@ -49,13 +50,26 @@ pub struct ZeroCopyStats {
     pub spec_hits: u64,
     /// Speculations that failed (each costs a list re-initialisation and a cleanup copy).
     pub spec_misses: u64,
+    /// Cleanup step 1a: receive DMA stopped (once per failed speculation).
+    pub rx_stops: u64,
+    /// Cleanup step 1b: speculative descriptor list re-initialised.
+    pub list_reinits: u64,
+    /// Cleanup step 1c: receive DMA restarted after the re-initialisation.
+    pub rx_restarts: u64,
+    /// Time the receive DMA stood stopped for cleanups, ns.
+    pub rx_stopped_ns: u64,
+    /// Cleanup step 2: frames copied out of the speculative buffers into
+    /// fresh socket buffers and passed to the regular stack.
+    pub cleanup_frames: u64,
+    /// Rebuilt pages TCP checksummed in software (`zero_copy.rx_checksum`).
+    pub rx_checksummed: u64,
     /// Of the misses, trains still incomplete when the timeout expired.
     pub spec_timeouts: u64,
     /// Small frames that fitted the first header buffer and were passed on without breaking the speculation.
     pub spec_bypassed: u64,
     /// Frames the match CAM sent to the regular list.
     pub cam_regular: u64,
-    /// Bytes copied out of the speculative buffers after misses.
+    /// Bytes copied out of the speculative buffers after misses (whole frames).
     pub cleanup_bytes: u64,
     /// Packets delivered to the stack without a defragmenting copy (= hits).
     pub zero_copy_packets: u64,
@@ -86,6 +100,9 @@ pub struct ZeroCopyStats {
     pub admission_rtt_ns_total: u64,
     /// Page trains held back because their sender was not admitted (throttling).
     pub throttled: u64,
+    /// Peer SYNs whose MSS option the fragmenting driver raised to its own
+    /// page-sized MSS (an unprepared peer advertises 1460).
+    pub mss_raised: u64,
 }
 
 /// EtherType of the admission control frames: 0x88B6, the second IEEE 802
@@ -123,10 +140,14 @@ pub(super) struct ZeroCopy {
     /// IP MTU of the physical link.
     link_mtu: usize,
     guess: Guess,
+    /// The MSS the virtual interface advertises (one page of data plus TCP options).
+    own_mss: u16,
     /// Identification of the next datagram the driver fragments.
     ident: u16,
     /// Misses whose cleanup is still running: RX DMA stays stopped.
     stopped: u32,
+    /// When the receive DMA was stopped (while `stopped > 0`).
+    stopped_at: Option<Time>,
     /// The fbuf pool is mapped.
     fbufs_ready: bool,
     cam: Option<MatchCam>,
@@ -184,8 +205,10 @@ impl ZeroCopy {
             cfg: cfg.clone(),
             link_mtu,
             guess,
+            own_mss: (cfg.page.0 as usize + tcp_header - 20).min(usize::from(u16::MAX)) as u16,
             ident: 1,
             stopped: 0,
+            stopped_at: None,
             fbufs_ready: false,
             cam,
             peers: BTreeMap::new(),
@@ -404,31 +427,50 @@ impl Sim {
                     z.stats.spec_hits += 1;
                     z.stats.zero_copy_packets += 1;
                     let check = z.cfg.spec_check;
+                    let sum = z.cfg.rx_checksum;
+                    if sum {
+                        z.stats.rx_checksummed += 1;
+                    }
                     let refs: Vec<&[u8]> = train.iter().map(Vec::as_slice).collect();
                     let packet = frag::rebuild(&refs);
-                    let mut pieces = t.rx_pieces(shape(&packet), core);
+                    let s = shape(&packet);
+                    let mut pieces = t.rx_pieces(s, core);
                     let driver = t.timing.cycles_on(core, t.timing.costs.driver_rx);
                     pieces.push((Layer::Driver, driver * (train.len() as u64 - 1)));
                     pieces.push((Layer::Driver, t.timing.cycles_on(core, check)));
+                    if sum {
+                        // TCP reads the whole segment the NIC wrote (cold) to sum it.
+                        pieces.push((Layer::Checksum, t.timing.checksum_cycles_on(core, s.payload)));
+                    }
                     jobs.push(
                         Job::new(Class::Softirq, pieces, Next::RxDeliver(packet, 1)).for_msg(msg).on(Path::Receive),
                     );
                 }
                 Unit::Miss(train) => {
+                    // The study's cleanup (section 5.3): (1) stop reception,
+                    // re-initialise the descriptor list and restart it; (2)
+                    // copy the scattered fragments out of the zero-copy
+                    // buffers and pass them to the regular IP stack. The
+                    // restart does not wait for the copies.
                     let z = t.zc.as_mut().expect("zero-copy host");
                     z.stats.spec_misses += 1;
+                    z.stats.rx_stops += 1;
+                    z.stats.list_reinits += 1;
+                    if z.stopped == 0 {
+                        z.stopped_at = Some(now);
+                    }
                     z.stopped += 1;
-                    let displaced: usize = train.iter().enumerate().map(|(k, f)| z.guess.displaced(k, f.len())).sum();
-                    z.stats.cleanup_bytes += displaced as u64;
                     let (check, reinit) = (z.cfg.spec_check, z.cfg.list_reinit);
-                    let pieces = vec![
-                        (Layer::Driver, t.timing.cycles_on(core, check) + t.timing.cycles_on(core, reinit)),
-                        (Layer::Copy, t.timing.copy_cycles(displaced as u64, false)),
-                    ];
+                    let pieces =
+                        vec![(Layer::Driver, t.timing.cycles_on(core, check) + t.timing.cycles_on(core, reinit))];
                     jobs.push(Job::new(Class::Softirq, pieces, Next::SpecResume).for_msg(msg).on(Path::Receive));
                     for f in train {
                         let t = self.timed(h);
-                        let pieces = t.zc_normal_pieces(&f, core);
+                        let z = t.zc.as_mut().expect("zero-copy host");
+                        z.stats.cleanup_frames += 1;
+                        z.stats.cleanup_bytes += f.len() as u64;
+                        let mut pieces = vec![(Layer::Copy, t.timing.copy_cycles(f.len() as u64, false))];
+                        pieces.extend(t.zc_normal_pieces(&f, core));
                         jobs.push(
                             Job::new(Class::Softirq, pieces, Next::RxDeliver(f, 1)).for_msg(msg).on(Path::Receive),
                         );
@@ -439,10 +481,17 @@ impl Sim {
         taken - kept
     }
 
-    /// A cleanup finished: RX DMA may run again once every cleanup has.
+    /// A cleanup re-initialised the list: RX DMA restarts once every
+    /// pending cleanup has done so.
     pub(super) fn zc_resume(&mut self, h: usize, now: Time) {
         if let Some(z) = self.timed(h).zc.as_mut() {
             z.stopped -= 1;
+            z.stats.rx_restarts += 1;
+            if z.stopped == 0 {
+                if let Some(at) = z.stopped_at.take() {
+                    z.stats.rx_stopped_ns += now.since(at).0 / 1000;
+                }
+            }
         }
         self.nic_rx_kick(h, now);
     }
@@ -598,8 +647,11 @@ impl Sim {
     /// A frame reached host `h`'s NIC: a control frame goes to the driver
     /// (handled after the turnaround); any other refreshes the receiver's
     /// view of its fast sender. Returns the frame if the stack should see it.
-    pub(super) fn zc_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) -> Option<Vec<u8>> {
+    pub(super) fn zc_arrive(&mut self, h: usize, mut frame: Vec<u8>, now: Time) -> Option<Vec<u8>> {
         let Some(z) = self.timed(h).zc.as_mut() else { return Some(frame) };
+        if z.cfg.fragment && frag::raise_syn_mss(&mut frame, z.own_mss) {
+            z.stats.mss_raised += 1;
+        }
         if z.cfg.admission == AdmissionMode::Off && !is_admission(&frame) {
             return Some(frame);
         }
