@@ -100,6 +100,9 @@ pub struct ZeroCopyStats {
     pub admission_rtt_ns_total: u64,
     /// Page trains held back because their sender was not admitted (throttling).
     pub throttled: u64,
+    /// Fast transfers revoked by their receiver (a Fast_NAck while fast:
+    /// it gave the slot to another sender after this one fell silent).
+    pub fast_revoked: u64,
     /// Peer SYNs whose MSS option the fragmenting driver raised to its own
     /// page-sized MSS (an unprepared peer advertises 1460).
     pub mss_raised: u64,
@@ -347,8 +350,13 @@ impl Timed {
     }
 
     /// Sort the frames of a batch into units. Frames of an incomplete train
-    /// younger than the timeout go back to the ring (the driver waits for the rest).
+    /// go back to the ring (the driver waits for the rest) while the train
+    /// is younger than the timeout or more frames wait in the NIC.
     fn zc_plan(&mut self, frames: Vec<(Time, Vec<u8>)>, now: Time) -> Vec<Unit> {
+        // Frames still in the NIC (its FIFO, or held on the link by back
+        // pressure) may be the rest of a train: the DMA was stopped for a
+        // cleanup or the ring ran out of descriptors, not the sender.
+        let waiting = !self.nic.rx_fifo.is_empty() || !self.nic.rx_held.is_empty();
         let z = self.zc.as_mut().expect("a zero-copy host");
         let mut units = Vec::new();
         if !z.cfg.speculate {
@@ -376,7 +384,7 @@ impl Timed {
             }
         }
         if let Some((first, _)) = train.first() {
-            if now >= *first + z.cfg.timeout.dur() {
+            if now >= *first + z.cfg.timeout.dur() && !waiting {
                 z.stats.spec_timeouts += 1;
                 units.push(Unit::Miss(train.into_iter().map(|(_, f)| f).collect()));
             } else {
@@ -672,33 +680,53 @@ impl Sim {
     pub(super) fn on_admission(&mut self, h: usize, f: Vec<u8>, now: Time) -> Result<(), crate::Error> {
         let mac = self.hosts[h].mac.0;
         let from = mac_at(&f, 6);
-        let Some(z) = self.timed(h).zc.as_mut() else { return Ok(()) };
+        let t = self.timed(h);
+        // Frames still in the NIC (or held on the link by our back pressure)
+        // mean the fast sender is not silent: we are holding it back.
+        let holding = !t.nic.rx_fifo.is_empty() || !t.nic.rx_held.is_empty();
+        let Some(z) = t.zc.as_mut() else { return Ok(()) };
         match f[14] {
             FAST_REQ => {
                 let idle = z.cfg.admission_idle.dur();
-                let busy = z.fast.is_some_and(|(p, seen)| p != from && now < seen + idle);
+                let busy = z.fast.is_some_and(|(p, seen)| p != from && (holding || now < seen + idle));
+                // Only one stream is fast: a slot handed to a new sender is
+                // taken from the silent one (a Fast_NAck revokes it).
+                let mut revoke = None;
                 let kind = if busy || !z.cfg.speculate {
                     z.stats.fast_nacks_sent += 1;
                     FAST_NACK
                 } else {
+                    revoke = z.fast.map(|(p, _)| p).filter(|p| *p != from);
                     z.fast = Some((from, now));
                     z.stats.fast_acks_sent += 1;
                     FAST_ACK
                 };
+                if let Some(old) = revoke {
+                    z.stats.fast_nacks_sent += 1;
+                    self.zc_send_control(h, control_frame(old, mac, FAST_NACK), now)?;
+                }
                 self.zc_send_control(h, control_frame(from, mac, kind), now)?;
             }
             kind @ (FAST_ACK | FAST_NACK) => {
                 let retry = z.cfg.admission_retry.dur();
                 if let Some(p) = z.peers.get_mut(&from) {
-                    if let Admission::Pending(asked) = p.state {
-                        z.stats.admission_rtt_ns_total += now.since(asked).0 / 1000;
-                        if kind == FAST_ACK {
-                            z.stats.fast_admitted += 1;
-                            p.state = Admission::Fast;
-                        } else {
-                            z.stats.fast_refused += 1;
+                    match p.state {
+                        Admission::Pending(asked) => {
+                            z.stats.admission_rtt_ns_total += now.since(asked).0 / 1000;
+                            if kind == FAST_ACK {
+                                z.stats.fast_admitted += 1;
+                                p.state = Admission::Fast;
+                            } else {
+                                z.stats.fast_refused += 1;
+                                p.state = Admission::Refused(now + retry);
+                            }
+                        }
+                        // The receiver gave the fast slot to another sender.
+                        Admission::Fast if kind == FAST_NACK => {
+                            z.stats.fast_revoked += 1;
                             p.state = Admission::Refused(now + retry);
                         }
+                        _ => {}
                     }
                 }
                 self.nic_tx_kick(h, now);

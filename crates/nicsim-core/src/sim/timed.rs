@@ -116,7 +116,7 @@ pub(super) struct Nic {
     pub(super) rx_fifo: VecDeque<(Vec<u8>, u32)>,
     pub(super) rx_fifo_bytes: u64,
     /// Frames held on the wire while the link is paused.
-    rx_held: VecDeque<Vec<u8>>,
+    pub(super) rx_held: VecDeque<Vec<u8>>,
     /// Receive descriptors with a buffer posted.
     rx_posted: u32,
     rx_dma_busy: bool,
