@@ -16,6 +16,8 @@ in :data:`DOLLY_RUNS`). Sections now:
   (``standard.toml`` = ``scenarios/kurmann-standard.toml``) against the
   study's ~42 MB/s; memcpy (92 MB/s) and PCI (126 MB/s) as the profile's
   inputs and the rates the simulator shows for them;
+* Figures 5 and 6, Tables 1 and 2: the zero-copy variants, the fallbacks,
+  interference and the traces' traffic (:mod:`.report`, :mod:`.traces`);
 * Table 4: Dolly over Fast Ethernet, Gigabit Ethernet and zero-copy Gigabit
   Ethernet from the analytical resource model (:mod:`.dolly`) and, where a
   run is declared, from simulation (``dolly-fe.toml``, ``dolly-gbe.toml``);
@@ -42,12 +44,16 @@ from .experiments import (
     STANDARD,
     TABLE1,
     TABLE2,
+    TRACE_COMPOSITION,
+    TRACE_HOSTS,
+    TRACES,
 )
 from .report import calibration, figure5, figure6, machine, table1, table2
+from .traces import table2_traces
 
 __all__ = [
     "CAMS", "DOLLY_RUNS", "FIGURE5", "FIGURE6", "INTERFERENCE", "PUBLISHED_STANDARD_MBS", "STANDARD", "STUDY",
-    "TABLE1", "TABLE2", "machine", "reproduce",
+    "TABLE1", "TABLE2", "TRACES", "TRACE_COMPOSITION", "TRACE_HOSTS", "machine", "reproduce",
 ]
 
 STUDY = Study(
@@ -64,7 +70,9 @@ STUDY = Study(
         Section("Figure 5: zero-copy variants", list(FIGURE5.values()), figure5),
         Section("Figure 6: fallbacks", [STANDARD, *FIGURE6.values()], figure6),
         Section("Table 1: interference", list(TABLE1.values()), table1),
-        Section("Table 2: speculation on application traffic", list(TABLE2.values()), table2),
+        Section("Table 2: speculation on the traces' traffic", [r for runs in TRACES.values() for r in runs],
+                table2_traces),
+        Section("Table 2, patterns with and without admission control", list(TABLE2.values()), table2),
         Section("Table 4: Dolly", list(DOLLY_RUNS.values()), table4),
         Section("Receiver CPU load", cpu_runs(), cpu_load),
     ],

@@ -48,7 +48,7 @@ def zc_run(key: str, description: str, fixed: Mapping[str, Any] | None = None, s
 FIGURE5 = {
     "standard": STANDARD,
     "spec-only": zc_run("spec-only", "speculative defragmentation only (data still copied at the socket)"),
-    "zc-os-only": zc_run("zc-os-only", "zero-copy OS (fbufs) only: the defragmenting copy remains"),
+    "zc-os-only": zc_run("zc-os-only", "zero-copy OS (page remapping) only: the defragmenting copy remains"),
     "both-remap": zc_run("both-remap", "speculation + page remapping with copy-on-write"),
     "both-fbufs": zc_run("both-fbufs", "speculation + fast buffers"),
 }
@@ -83,3 +83,36 @@ TABLE2 = {
     for admission in (False, True)
 }
 """Table 2's runs: two result streams converging on a master, serialized DSM pages."""
+
+TRACE_HOSTS = ("master", "host1", "host2")
+"""The three nodes of the study's traces (Table 2)."""
+
+TRACE_COMPOSITION = {
+    "oracle": {
+        "master": {"total": 129835, "large": 90725, "small": 39110, "potential": 26505},
+        "host1": {"total": 67524, "large": 45877, "small": 21647, "potential": 12611},
+        "host2": {"total": 62311, "large": 44848, "small": 17463, "potential": 13894},
+    },
+    "treadmarks": {
+        "master": {"total": 68182, "large": 44004, "small": 24178, "potential": 14670},
+        "host1": {"total": 51095, "large": 30707, "small": 20388, "potential": 10231},
+        "host2": {"total": 50731, "large": 30419, "small": 20312, "potential": 10135},
+    },
+}
+"""Table 2's published composition of each trace per host (received frames:
+total, large data, small control; potential zero-copy packets)."""
+
+TRACES = {
+    "oracle": (
+        zc_run("trace-oracle-results", "Table 2, Oracle/TPC-D: two result bursts converge on the master"),
+        zc_run("trace-oracle-distribute", "Table 2, Oracle/TPC-D: the master sends to host 1 and host 2"),
+    ),
+    "treadmarks": (
+        zc_run("trace-treadmarks-to-host1", "Table 2, TreadMarks/SOR: host 1 faults pages in from the master"),
+        zc_run("trace-treadmarks-to-host2", "Table 2, TreadMarks/SOR: host 2 faults pages in from the master"),
+        zc_run("trace-treadmarks-from-host1", "Table 2, TreadMarks/SOR: the master fetches pages back from host 1"),
+        zc_run("trace-treadmarks-from-host2", "Table 2, TreadMarks/SOR: the master fetches pages back from host 2"),
+    ),
+}
+"""The runs that rebuild each trace's traffic from the mechanisms the study
+names: per host, its potential zero-copy packets arrive as page trains."""
