@@ -16,6 +16,7 @@ from nicsim.campaign.cache import Cache
 from nicsim.cli import main
 from nicsim.studies import STUDIES
 from nicsim.studies import kurmann
+from nicsim.studies.framework import Run
 from nicsim.studies.kurmann import dolly
 
 REPO = Path(__file__).resolve().parent.parent
@@ -179,6 +180,8 @@ def _reports(results: Path) -> dict[str, dict]:
     out = {}
     with Cache(results) as cache:
         for e in kurmann.STUDY.experiments():
+            if not isinstance(e, Run):
+                continue  # a grid (the checksum-rate sensitivity)
             (point,) = e.sweep("kurmann").plan()
             record = cache.get(point.key)
             assert record is not None and record["status"] == "ok", e.key

@@ -100,8 +100,8 @@ pub struct ZeroCopyStats {
     pub admission_rtt_ns_total: u64,
     /// Page trains held back because their sender was not admitted (throttling).
     pub throttled: u64,
-    /// Fast transfers revoked by their receiver (a Fast_NAck while fast:
-    /// it gave the slot to another sender after this one fell silent).
+    /// Fast_NAck frames received that answered no request: the receiver
+    /// gave its slot to another sender (revoking ours if we were fast).
     pub fast_revoked: u64,
     /// Peer SYNs whose MSS option the fragmenting driver raised to its own
     /// page-sized MSS (an unprepared peer advertises 1460).
@@ -721,10 +721,13 @@ impl Sim {
                                 p.state = Admission::Refused(now + retry);
                             }
                         }
-                        // The receiver gave the fast slot to another sender.
-                        Admission::Fast if kind == FAST_NACK => {
+                        // The receiver gave the fast slot to another sender
+                        // (while we were fast, or after it had refused us).
+                        Admission::Fast | Admission::Refused(_) if kind == FAST_NACK => {
                             z.stats.fast_revoked += 1;
-                            p.state = Admission::Refused(now + retry);
+                            if p.state == Admission::Fast {
+                                p.state = Admission::Refused(now + retry);
+                            }
                         }
                         _ => {}
                     }
