@@ -7,7 +7,9 @@ an Ethernet NIC with 240 MB/s DMA, MTU 1500, Linux 2.3) sends messages to an
 echo node over the kernel's UDP/IP or over M-VIA (user-level messaging).
 
 Built on :mod:`nicsim.studies.framework`: the runs are in
-:mod:`.experiments`, the report's sections in :mod:`.report`. Layers, as the
+:mod:`.experiments`, the report's sections in :mod:`.report`, :mod:`.clock` and
+:mod:`.claims` (every statement of the text about where cycles go, each
+checked by code). Layers, as the
 study groups them:
 
 * UDP/IP: Socket, UDP, IP, Dev, Dev Drv, Intr, DMA (send copy and
@@ -27,10 +29,14 @@ from pathlib import Path
 from nicsim.campaign.executors import Executor
 from nicsim.studies.framework import Section, Study
 
-from .experiments import ECHO, MTU, PROTOCOLS, SIZES
+from .claims import NEGLIGIBLE, SIGNIFICANT, SIMILAR, SMALL, claims
+from .clock import clock
+from .experiments import CLOCK, ECHO, MTU, PROTOCOLS, SIZES
 from .report import breakdowns, by_layer, improvement, totals
 
-__all__ = ["ECHO", "MTU", "PROTOCOLS", "SIZES", "STUDY", "reproduce"]
+__all__ = [
+    "CLOCK", "ECHO", "MTU", "NEGLIGIBLE", "PROTOCOLS", "SIGNIFICANT", "SIMILAR", "SIZES", "SMALL", "STUDY", "reproduce",
+]
 
 STUDY = Study(
     "won",
@@ -51,6 +57,8 @@ STUDY = Study(
         Section("Figures 4 and 5: cycles by layer", [ECHO], by_layer),
         Section("Figures 6 and 7: one size, the driver split", [ECHO], breakdowns),
         Section("Improvement factor of M-VIA over UDP/IP", [ECHO], improvement),
+        Section("What the clock estimate moves", [ECHO, CLOCK], clock),
+        Section("Claims of the text: how they are checked", [ECHO], claims),
     ],
     description=__doc__ or "",
 )

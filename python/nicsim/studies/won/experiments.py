@@ -58,3 +58,19 @@ COLORS = {
 def layers(proto: str) -> list[str]:
     """The study's layers of ``proto``, in its order."""
     return UDP_LAYERS if proto == "udp" else VIA_LAYERS
+
+CLOCKS = ["100MHz", "400MHz"]
+"""Other clocks than the profile's estimated 200 MHz, to show what the clock
+moves (only DMA: every CPU cost is in cycles)."""
+CLOCK_SIZES = [4, 256, 1472, 4096, 32768]
+
+CLOCK = Grid(
+    "clock",
+    HERE / "echo.toml",
+    {
+        "hosts[0].cpu.clock": CLOCKS,
+        "workload.echo.protocol": PROTOCOLS,
+        "workload.echo.size": [f"{s}B" for s in CLOCK_SIZES],
+    },
+    "The echo runs at 100 and 400 MHz: what the clock estimate moves",
+)

@@ -209,6 +209,15 @@ def improvement(ctx: Context) -> list[str]:
             }
         )
     ctx.csv("improvement.csv", rows)
+    for path in ("send", "receive"):
+        for r in rows:
+            ctx.compare(f"factor.{path}.{r['size']}", f"M-VIA over UDP/IP {path} cycles, {r['size']} B message", "ratio",
+                        nicsim=r[f"{path}_factor"])
+        fs = [r[f"{path}_factor"] for r in rows]
+        ctx.compare(f"factor.{path}.min", f"smallest M-VIA over UDP/IP {path} factor, {rows[0]['size']} B to"
+                    f" {rows[-1]['size']} B", "ratio", nicsim=min(fs))
+        ctx.compare(f"factor.{path}.max", f"largest M-VIA over UDP/IP {path} factor, {rows[0]['size']} B to"
+                    f" {rows[-1]['size']} B", "ratio", nicsim=max(fs))
     lines = [
         "| size (B) | send: UDP / VIA cycles | factor | receive: UDP / VIA cycles | factor |",
         "| --- | --- | --- | --- | --- |",
