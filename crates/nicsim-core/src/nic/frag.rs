@@ -77,6 +77,17 @@ pub fn is_fragment(frame: &[u8]) -> bool {
     ipv4(frame).is_some_and(|ip| ip.more_frags() || ip.frag_offset() != 0)
 }
 
+/// IP payload bytes of the whole datagram when `frame` is its last
+/// fragment (More-Fragments clear, an offset), else `None`.
+pub fn last_fragment_total(frame: &[u8]) -> Option<usize> {
+    let ip = ipv4(frame)?;
+    if ip.more_frags() || ip.frag_offset() == 0 {
+        return None;
+    }
+    let len = usize::from(ip.total_len()).checked_sub(usize::from(ip.header_len()))?;
+    Some(usize::from(ip.frag_offset()) + len)
+}
+
 /// Cut the IPv4 packet in Ethernet frame `frame` into fragments that fit
 /// IP MTU `link_mtu`, with identification `ident`. `None` when the frame is
 /// not IPv4 or already fits. Fragments clear Don't-Fragment (the driver
@@ -306,6 +317,8 @@ pub(crate) mod tests {
         // A standard (unfragmented) segment.
         assert_eq!(check_train(&[&tcp_frame(1448)], &g), Check::Mismatch);
         assert!(is_fragment(&frags[2]) && !is_fragment(&ack));
+        assert_eq!(last_fragment_total(&frags[2]), Some(4096 + 32));
+        assert_eq!((last_fragment_total(&frags[0]), last_fragment_total(&ack)), (None, None));
         assert_eq!((g.header_at(0), g.header_at(1)), (66, 34));
     }
 

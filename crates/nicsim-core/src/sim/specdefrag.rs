@@ -153,6 +153,10 @@ pub(super) struct ZeroCopy {
     stopped_at: Option<Time>,
     /// The fbuf pool is mapped.
     fbufs_ready: bool,
+    /// Received page-sized TCP segments (a rebuilt train, or a datagram IP
+    /// reassembled) not yet read: only these can be remapped or handed
+    /// over as fbufs; data that came in smaller segments is copied.
+    rx_pages: u64,
     cam: Option<MatchCam>,
     /// Sender: admission state per peer MAC address.
     peers: BTreeMap<[u8; 6], Peer>,
@@ -213,6 +217,7 @@ impl ZeroCopy {
             stopped: 0,
             stopped_at: None,
             fbufs_ready: false,
+            rx_pages: 0,
             cam,
             peers: BTreeMap::new(),
             fast: None,
@@ -236,6 +241,14 @@ impl ZeroCopy {
     /// (as many frames as a page takes) or the timeout after the first.
     pub(super) fn moderation(&self) -> Option<(u32, Dur)> {
         self.cfg.speculate.then(|| (self.guess.max_fragments() as u32, self.cfg.timeout.dur()))
+    }
+
+    /// A datagram of `ip_payload` bytes reached the stack: one more page to
+    /// read without a copy if it carries a whole page of TCP data.
+    fn credit_datagram(&mut self, ip_payload: usize) {
+        if ip_payload >= self.cfg.page.0 as usize + self.guess.tcp_header {
+            self.rx_pages += 1;
+        }
     }
 
     /// Fragments the driver cuts `frame` into (None: sent as is).
@@ -307,7 +320,13 @@ impl Timed {
         let page = z.cfg.page.0;
         // Pages only exist as whole packets when the driver fragments
         // page-sized segments, and only an aligned buffer can take them.
-        let pages = if z.cfg.fragment && z.cfg.aligned { bytes / page } else { 0 };
+        let mut pages = if z.cfg.fragment && z.cfg.aligned { bytes / page } else { 0 };
+        if matches!(op, Op::Read { .. }) {
+            // The study's condition 3: the data must sit in a zero-copy
+            // socket buffer, i.e. have arrived as a page-sized segment.
+            pages = pages.min(z.rx_pages);
+            z.rx_pages -= pages;
+        }
         let copied = bytes - pages * page;
         if copied > 0 {
             z.stats.copy_fallbacks += 1;
@@ -338,6 +357,9 @@ impl Timed {
     /// reassembly copies the fragments into one buffer).
     fn zc_normal_pieces(&mut self, frame: &[u8], core: usize) -> Vec<(Layer, u64)> {
         let s = shape(frame);
+        if let (Some(total), Some(z)) = (frag::last_fragment_total(frame), self.zc.as_mut()) {
+            z.credit_datagram(total);
+        }
         let mut pieces = self.rx_pieces(s, core);
         if frag::is_fragment(frame) {
             let copy = self.timing.copy_cycles(s.payload, false);
@@ -442,6 +464,8 @@ impl Sim {
                     let refs: Vec<&[u8]> = train.iter().map(Vec::as_slice).collect();
                     let packet = frag::rebuild(&refs);
                     let s = shape(&packet);
+                    let z = t.zc.as_mut().expect("zero-copy host");
+                    z.credit_datagram(s.payload as usize);
                     let mut pieces = t.rx_pieces(s, core);
                     let driver = t.timing.cycles_on(core, t.timing.costs.driver_rx);
                     pieces.push((Layer::Driver, driver * (train.len() as u64 - 1)));

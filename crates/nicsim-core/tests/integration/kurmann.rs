@@ -109,8 +109,11 @@ fn zero_copy_ranks_fbufs_over_remap_over_the_standard_stack() {
     assert!(rm > 1.4 * s && fb > rm, "no copy at all: {fb:.1} / {rm:.1} vs {s:.1}");
     // Without speculation the defragmenting copy remains; without a zero-copy OS the read copies.
     assert!(zc(&os, 1).defrag_copy_bytes >= 32 * 1024 * 1024);
-    assert!(copy_cycles(&spec, 1) > 100 * copy_cycles(&remap, 1), "spec-only still copies at the socket");
-    assert!(copy_cycles(&remap, 1) < 100_000, "both: whole pages move without a copy");
+    assert!(copy_cycles(&spec, 1) > 20 * copy_cycles(&remap, 1), "spec-only still copies at the socket");
+    // Both: whole pages move without a copy; only the data of the few
+    // window-limited segments shorter than a page is copied (under 5 %).
+    assert!(copy_cycles(&remap, 1) * 20 < copy_cycles(&spec, 1), "{} copy cycles", copy_cycles(&remap, 1));
+    assert!(zc(&remap, 1).zero_copy_pages * 100 >= 95 * 8192, "{:?}", zc(&remap, 1));
 }
 
 /// Remapping is slower than fast buffers because its mapping work lands on
@@ -129,9 +132,11 @@ fn remapping_is_slower_than_fast_buffers_because_it_maps_every_page_during_the_t
         assert!(rx.cpu_utilization > 0.95, "{name}: the receiver's CPU bounds it ({:.3})", rx.cpu_utilization);
         assert!(timing(r, 0).bus_utilization < 0.9, "{name}: the sender's PCI bus does not");
     }
-    let pages = zc(&fbufs, 1).zero_copy_pages as f64;
-    assert_eq!(zc(&remap, 1).zero_copy_pages as f64, pages);
-    let socket = |r: &Report| *timing(r, 1).cycles.get("socket").unwrap_or(&0) as f64 / pages;
+    let socket = |r: &Report| {
+        let pages = zc(r, 1).zero_copy_pages as f64;
+        assert!(pages >= 0.95 * 8192.0, "whole pages move without a copy: {:?}", zc(r, 1));
+        *timing(r, 1).cycles.get("socket").unwrap_or(&0) as f64 / pages
+    };
     // kurmann-pii-400: remap_page 1500 + 20 x 45, fbuf_page 300 + 4 x 45 cycles.
     let per_page = (1500.0 + 20.0 * 45.0) - (300.0 + 4.0 * 45.0);
     let gap = socket(&remap) - socket(&fbufs);
