@@ -52,3 +52,27 @@ def with_bad_link_rate(text: str) -> str:
     bad, count = re.subn(r'(?m)^(\s*rate\s*=\s*)"[^"]*"', r'\g<1>"1Gbs"', text, count=1)
     assert count == 1, "the scenario has no link rate to break"
     return bad
+
+
+@pytest.fixture(scope="session")
+def reproductions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One results root for every study reproduced in this session
+    (``<root>/<study>``, its report in ``<root>/<study>/report``), the layout
+    of ``nicsim reproduce all``: each study's runs are simulated once however
+    many test modules read them."""
+    return tmp_path_factory.mktemp("reproductions")
+
+
+def reproduce_study(root: Path, study: str) -> Path:
+    """``nicsim reproduce STUDY`` (through the command) into ``root/STUDY``;
+    returns the results directory (the report is in its ``report/``)."""
+    from click.testing import CliRunner
+
+    from nicsim.cli import main
+
+    results = root / study
+    res = CliRunner().invoke(
+        main, ["reproduce", study, "--results", str(results), "--out", str(results / "report"), "--no-progress"]
+    )
+    assert res.exit_code == 0, res.output
+    return results

@@ -10,14 +10,14 @@ import math
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from nicsim.campaign.cache import Cache
-from nicsim.cli import main
 from nicsim.studies import STUDIES
 from nicsim.studies import kurmann
 from nicsim.studies.framework import Run
 from nicsim.studies.kurmann import dolly
+
+from conftest import reproduce_study
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -161,13 +161,8 @@ def test_bad_inputs_say_what_is_wrong(machine: dolly.Machine) -> None:
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    results = tmp_path_factory.mktemp("kurmann")
-    res = CliRunner().invoke(
-        main, ["reproduce", "kurmann", "--results", str(results), "--out", str(results / "report"), "--no-progress"]
-    )
-    assert res.exit_code == 0, res.output
-    return results
+def results(reproductions: Path) -> Path:
+    return reproduce_study(reproductions, "kurmann")
 
 
 def _rows(path: Path) -> list[dict[str, str]]:

@@ -7,22 +7,18 @@ import csv
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from nicsim.cli import main
 from nicsim.studies import comparison
 from nicsim.studies.won import SIZES, STUDY
+
+from conftest import reproduce_study
 
 MTU = 1500
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    results = tmp_path_factory.mktemp("won")
-    out = results / "report"
-    res = CliRunner().invoke(main, ["reproduce", "won", "--results", str(results), "--out", str(out), "--no-progress"])
-    assert res.exit_code == 0, res.output
-    return out
+def report(reproductions: Path) -> Path:
+    return reproduce_study(reproductions, "won") / "report"
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
