@@ -20,7 +20,9 @@
 use serde::Serialize;
 
 use super::lro::Coalesced;
-use super::merge::{emit, parse, pass, Aggregate, FlowKey, Kind, OutputStats, TcpView, ETH, IP_MAX};
+use super::merge::{
+    emit, ip_reason, parse, pass, Aggregate, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView, ETH, IP_MAX,
+};
 
 /// GRO's limits (defaults: Linux's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +77,8 @@ pub struct GroStats {
     pub aggregates: u64,
     /// Frames GRO did not hold (passed up unchanged).
     pub passthrough: u64,
+    /// Frames passed through, by reason (they sum to `passthrough`).
+    pub passed: PassReasons,
     /// Flows flushed, by cause.
     pub flushes: GroFlushes,
     /// Most flows held at once.
@@ -188,26 +192,34 @@ impl Gro {
         self.stats.frames_in += 1;
         self.stats.bytes_in += frame.len() as u64;
         let v = match parse(&frame) {
-            Kind::Other => {
-                pass(&mut self.stats, frame, tag, out);
+            Kind::Other(why) => {
+                pass(&mut self.stats, why, frame, tag, out);
                 return false;
             }
             Kind::LaterFragment(src, dst) => {
                 while let Some(i) = self.flows.iter().position(|f| f.key.src == src && f.key.dst == dst) {
                     self.flush_flow(i, Cause::NotMergeable, out);
                 }
-                pass(&mut self.stats, frame, tag, out);
+                pass(&mut self.stats, PassReason::IpFragment, frame, tag, out);
                 return false;
             }
             Kind::Tcp(v) => v,
         };
         let found = self.flows.iter().position(|f| f.key == v.key && f.macs == macs(&frame));
-        let plain_ip = !v.ip_options && !v.fragment && !v.reserved_flag && v.checksums_ok;
-        if !plain_ip || v.urg || v.rst || v.syn || v.cwr || !v.ack_flag || v.len() == 0 {
+        let reject = ip_reason(&v).or_else(|| {
+            if v.urg || v.rst || v.syn || v.cwr || !v.ack_flag {
+                Some(PassReason::Flags)
+            } else if v.len() == 0 {
+                Some(PassReason::NoPayload)
+            } else {
+                None
+            }
+        });
+        if let Some(why) = reject {
             if let Some(i) = found {
                 self.flush_flow(i, Cause::NotMergeable, out);
             }
-            pass(&mut self.stats, frame, tag, out);
+            pass(&mut self.stats, why, frame, tag, out);
             return false;
         }
         let order = self.arrivals;
@@ -299,6 +311,10 @@ impl OutputStats for GroStats {
             &mut self.aggregates,
             &mut self.segments_merged,
         ]
+    }
+
+    fn reasons(&mut self) -> &mut PassReasons {
+        &mut self.passed
     }
 }
 

@@ -32,7 +32,10 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::gro::{Gro, GroConfig, GroStats};
-use super::merge::{emit, parse, pass, seq_diff, Aggregate, FlowKey, Kind, OutputStats, TcpView, IP_MAX};
+use super::merge::{
+    emit, ip_reason, parse, pass, seq_diff, Aggregate, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView,
+    IP_MAX,
+};
 use super::LroClass;
 use crate::error::Error;
 
@@ -146,6 +149,8 @@ pub struct LroStats {
     pub classes: ClassCounts,
     /// Frames passed through unchanged (not LRO frames).
     pub passthrough: u64,
+    /// Frames passed through, by reason (they sum to `passthrough`).
+    pub passed: PassReasons,
     /// Segments dropped because all their data was already held.
     pub duplicates_dropped: u64,
     /// Payload bytes dropped as duplicates (whole segments and trimmed heads).
@@ -294,23 +299,23 @@ impl NicLro {
 
     fn offer(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> Option<LroClass> {
         match parse(&frame) {
-            Kind::Other => {
-                pass(&mut self.stats, frame, tag, out);
+            Kind::Other(why) => {
+                pass(&mut self.stats, why, frame, tag, out);
                 None
             }
             Kind::LaterFragment(src, dst) => {
                 while let Some(i) = self.cam.iter().position(|s| s.key.src == src && s.key.dst == dst) {
                     self.flush_stream(i, Cause::Passthrough, out);
                 }
-                pass(&mut self.stats, frame, tag, out);
+                pass(&mut self.stats, PassReason::IpFragment, frame, tag, out);
                 None
             }
             Kind::Tcp(v) => {
-                if !lro_data(&v) {
+                if let Some(why) = lro_reject(&v) {
                     if let Some(i) = self.find(&v.key) {
                         self.flush_stream(i, Cause::Passthrough, out);
                     }
-                    pass(&mut self.stats, frame, tag, out);
+                    pass(&mut self.stats, why, frame, tag, out);
                     return None;
                 }
                 Some(self.data(frame, &v, tag, out))
@@ -454,11 +459,18 @@ impl NicLro {
     }
 }
 
-/// A plain TCP/IPv4 data segment: what LRO merges.
-fn lro_data(v: &TcpView) -> bool {
-    let plain_ip = !v.ip_options && !v.fragment && !v.reserved_flag && v.checksums_ok;
+/// Why `v` is not a plain TCP/IPv4 data segment (what LRO merges), if it is not.
+fn lro_reject(v: &TcpView) -> Option<PassReason> {
     let plain_tcp = v.ack_flag && !(v.syn || v.fin || v.rst || v.urg || v.cwr || v.ece);
-    plain_ip && plain_tcp && v.len() > 0
+    ip_reason(v).or_else(|| {
+        if !plain_tcp {
+            Some(PassReason::Flags)
+        } else if v.len() == 0 {
+            Some(PassReason::NoPayload)
+        } else {
+            None
+        }
+    })
 }
 
 /// `a` already holds every byte of segment `v`.
@@ -610,6 +622,10 @@ impl OutputStats for LroStats {
             &mut self.aggregates,
             &mut self.segments_merged,
         ]
+    }
+
+    fn reasons(&mut self) -> &mut PassReasons {
+        &mut self.passed
     }
 }
 
