@@ -85,6 +85,32 @@ pub struct GroStats {
     pub max_flows_held: usize,
 }
 
+impl GroStats {
+    /// Add the counts of another GRO context's statistics (most flows held: the larger).
+    pub fn absorb(&mut self, o: &GroStats) {
+        for (a, b) in [
+            (&mut self.frames_in, o.frames_in),
+            (&mut self.frames_out, o.frames_out),
+            (&mut self.bytes_in, o.bytes_in),
+            (&mut self.bytes_out, o.bytes_out),
+            (&mut self.segments_merged, o.segments_merged),
+            (&mut self.aggregates, o.aggregates),
+            (&mut self.passthrough, o.passthrough),
+            (&mut self.flushes.psh_fin, o.flushes.psh_fin),
+            (&mut self.flushes.short, o.flushes.short),
+            (&mut self.flushes.size_64k, o.flushes.size_64k),
+            (&mut self.flushes.mismatch, o.flushes.mismatch),
+            (&mut self.flushes.not_mergeable, o.flushes.not_mergeable),
+            (&mut self.flushes.flows_full, o.flushes.flows_full),
+            (&mut self.flushes.poll_end, o.flushes.poll_end),
+        ] {
+            *a += b;
+        }
+        self.passed.absorb(&o.passed);
+        self.max_flows_held = self.max_flows_held.max(o.max_flows_held);
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Cause {
     PshFin,

@@ -627,8 +627,8 @@ mod tests {
     fn an_offloaded_checksum_is_told_from_a_bad_one_and_filled_in() {
         let good = data(1, 0, 100, false);
         let at = ETH + 20 + 16; // TCP checksum field
-        // The pseudo-header sum of 10.0.0.1 > 10.0.0.2, protocol 6, 120 TCP
-        // bytes, by hand: 0x0a00 + 0x0001 + 0x0a00 + 0x0002 + 6 + 120 = 0x1481.
+                                // The pseudo-header sum of 10.0.0.1 > 10.0.0.2, protocol 6, 120 TCP
+                                // bytes, by hand: 0x0a00 + 0x0001 + 0x0a00 + 0x0002 + 6 + 120 = 0x1481.
         assert_eq!(pseudo_header_sum(Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2), 120), 0x1481);
         for field in [0x1481u16, 0] {
             let mut f = good.clone();
