@@ -205,7 +205,7 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ),
         // ------------------------------------------------ out of range and absurd
         ("MTU above 65535", link("mtu = \"70000B\""), "links[0].mtu", "must be 576B to 9216B, got 70kB"),
-        ("MTU just above 9216", link("mtu = \"9217B\""), "links[0].mtu", "must be 576B to 9216B, got 9.217kB"),
+        ("MTU just above 9216", link("mtu = \"9217B\""), "links[0].mtu", "must be 576B to 9216B, got 9217B"),
         ("rate above 400 Gb/s", link("rate = \"1Tbps\""), "links[0].rate", "must be 10Mbps to 400Gbps"),
         ("jumbo frames at 100 Mb/s", link("rate = \"100Mbps\"\nmtu = \"9000B\""), "links[0].mtu", "jumbo frames"),
         ("queue of a billion frames", link("queue = 1000000000"), "links[0].queue", "must be 1 to 1000000 frames"),
