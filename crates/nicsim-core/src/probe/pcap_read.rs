@@ -590,7 +590,7 @@ mod tests {
     fn block(big: bool, kind: u32, body: &[u8]) -> Vec<u8> {
         let w32 = |v: u32| if big { v.to_be_bytes() } else { v.to_le_bytes() };
         let mut body = body.to_vec();
-        while body.len() % 4 != 0 {
+        while !body.len().is_multiple_of(4) {
             body.push(0);
         }
         let len = 12 + body.len() as u32;
