@@ -123,6 +123,8 @@ def table(report: dict[str, Any], source: Path) -> Table:
         row("poll batches", _count(report["batches"]))
         row("flows held", f"max {stats['max_flows_held']} of 64")
     row("flushes", causes(stats["flushes"]))
+    if report["engine"] == "gro":
+        row("mismatch: test failed", causes(stats["mismatches"]))
     flows = report["flows"]
     shown = sorted(flows, key=lambda f: -f["frames_in"])[:8]
     for flow in shown:
