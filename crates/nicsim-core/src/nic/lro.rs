@@ -812,7 +812,7 @@ pub fn coalesce_capture(
     let passed_through = passthrough_engine + link_passed.total();
     let accounting = Accounting {
         merged,
-        alone: frames_out - passed_through - aggregates,
+        alone: frames_out.saturating_sub(passed_through + aggregates),
         passed_through,
         duplicates_dropped: duplicates,
     };
