@@ -113,7 +113,7 @@ def table(report: dict[str, Any], source: Path) -> Table:
     row("passed through", f"{a['passed_through']:,}" + (f" ({', '.join(reasons)})" if reasons else ""))
     stats = report["nic"] if report["engine"] == "nic" else report["gro"]
     row("aggregates", f"{stats['aggregates']:,} frames carrying {stats['segments_merged']:,} segments")
-    row("bytes", f"{stats['bytes_in']:,} in, {stats['bytes_out']:,} out")
+    row("bytes (as Ethernet frames)", f"{stats['bytes_in']:,} in, {stats['bytes_out']:,} out")
     if report["engine"] == "nic":
         row("classes", ", ".join(f"{name} {n:,}" for name, n in stats["classes"].items()))
         row("duplicates dropped", f"{stats['duplicates_dropped']:,} segments, {stats['duplicate_bytes']:,} B")
