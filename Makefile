@@ -1,5 +1,9 @@
 # nicsim developer entry points. `make run` and `make test` work on a fresh
-# clone with Rust (cargo) and Python 3.9+ installed.
+# clone with Rust (cargo) and Python 3.9+ installed: what else they need
+# (python3-venv for the virtual environment; tshark, tcpdump, iproute2 and
+# ethtool for the tests) scripts/system-deps installs with apt-get when this
+# user may (root or passwordless sudo), or it says what to install and the
+# target fails.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,6 +14,7 @@ NETPIPE ?= scenarios/gbe-netpipe.toml
 .PHONY: run test bench lint fuzz soak docs reproduce
 
 $(BIN)/python:
+	PYTHON=$(PYTHON) scripts/system-deps venv
 	$(PYTHON) -m venv $(VENV)
 
 ## run: build and install nicsim into .venv, run the default bulk scenario,
@@ -20,8 +25,10 @@ run: $(BIN)/python
 	$(BIN)/nicsim run $(NETPIPE) --out results/netpipe
 	@echo "NetPIPE curve: results/netpipe/netpipe-throughput.png (signature and saturation graphs next to it)"
 
-## test: Rust tests, then the Python tests against the built native module
+## test: install the system tools the tests need (scripts/system-deps), then
+## the Rust tests, then the Python tests against the built native module
 test: $(BIN)/python
+	scripts/system-deps test
 	$(BIN)/pip install --quiet -e '.[test]'
 	cargo test --workspace
 	$(BIN)/pytest -q tests

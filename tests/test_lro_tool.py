@@ -102,5 +102,5 @@ def test_a_missing_or_bad_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     done = run_cli("lro", bad, "-o", tmp_path / "out.pcap", "--engine", "gro")
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: pcap header: not a pcap file"), lines
+    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: pcap header: not a pcap or pcapng file"), lines
     assert "Traceback" not in done.stderr

@@ -2,7 +2,7 @@
 the TCP stream tshark reassembles from it is the one the workload sent.
 
 tshark is required: a missing tshark fails these tests (install the Debian
-package `tshark`; .ci/run does)."""
+package `tshark`; `make test` does, through scripts/system-deps)."""
 
 from __future__ import annotations
 

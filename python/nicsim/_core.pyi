@@ -71,6 +71,7 @@ def coalesce_pcap(
     batch_gap_us: float = 20.0,
     flush_packets: int | None = None,
     cam_entries: int | None = None,
+    assume_checksums_ok: bool = False,
 ) -> str: ...
 def risc_cycles(
     size: int,

@@ -8,7 +8,7 @@
     nicsim sweep FILE | status | export | report   (see nicsim.campaign.cli)
     nicsim models laws | emo | loggp | compare       (see nicsim.models.cli)
     nicsim bench [--quick] [--only NAME] [--repeat N] [--out DIR]
-    nicsim lro IN.pcap -o OUT.pcap [--engine nic|gro] [--batch-gap US]
+    nicsim lro IN.pcap -o OUT.pcap [--engine nic|gro] [--batch-gap US] [--assume-checksums-ok] [--json]
 
 Errors are one line on stderr, never a traceback: exit code 2 for a bad
 scenario or a missing file, 1 for a run that fails.
@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__, netperf, plots
+from . import __version__, lro_report, netperf, plots
 from .progress import UNITS as PROGRESS_UNITS
 from .progress import ProgressBar
 from . import _core
@@ -181,7 +181,8 @@ def plot(result_dirs: tuple[Path, ...], labels: str | None, out: Path) -> None:
     "--output",
     required=True,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Where to write the coalesced frames (nanosecond pcap).",
+    help="Where to write the coalesced frames (the input's format: pcap or pcapng, nanosecond "
+    "timestamps). OUT.lro.json, OUT.frames.csv and OUT.flows.csv are written next to it.",
 )
 @click.option(
     "--engine",
@@ -197,50 +198,43 @@ def plot(result_dirs: tuple[Path, ...], labels: str | None, out: Path) -> None:
     show_default=True,
     help="GRO: frames closer than this many microseconds form one poll batch.",
 )
-def lro_command(input_pcap: Path, output: Path, engine: str, batch_gap: float) -> None:
-    """Coalesce the TCP segments of an Ethernet capture as a receive-offload
+@click.option(
+    "--assume-checksums-ok",
+    is_flag=True,
+    help="Treat TCP checksums left to the NIC (zero or the pseudo-header sum, as a capture on the "
+    "sending host shows them under checksum offload) as good, and write them correctly.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts) instead of the table.")
+def lro_command(
+    input_pcap: Path, output: Path, engine: str, batch_gap: float, assume_checksums_ok: bool, as_json: bool
+) -> None:
+    """Coalesce the TCP segments of a capture (pcap or pcapng; Ethernet with
+    or without VLAN tags, Linux cooked SLL/SLL2, raw IP) as a receive-offload
     engine would and write the frames the host sees, each stamped with the
-    time of its latest segment."""
+    time of its latest segment. Says where every frame went and why frames
+    passed through unmerged."""
     if not input_pcap.is_file():
         _fail(f"{input_pcap}: no such file", EXIT_BAD_INPUT)
     try:
-        report = json.loads(_core.coalesce_pcap(input_pcap, output, engine, batch_gap))
+        text = _core.coalesce_pcap(
+            input_pcap, output, engine, batch_gap, assume_checksums_ok=assume_checksums_ok
+        )
+        report = json.loads(text)
+        written = lro_report.write(report, output)
     except OSError as e:
         code = EXIT_BAD_INPUT if str(e).startswith(str(input_pcap)) else EXIT_FAILED
         _fail(str(e), code)
-    Console().print(_lro_table(report, input_pcap))
+    note = lro_report.checksum_line(report)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        if note:
+            click.echo(note, err=True)
+        return
+    Console().print(lro_report.table(report, input_pcap))
+    if note:
+        click.echo(note)
     click.echo(f"pcap written: {output}")
-
-
-def _lro_table(report: dict[str, Any], source: Path) -> Table:
-    """What a coalescing run did: frames, classes, CAM and flushes."""
-    table = Table(title=f"nicsim lro ({report['engine']})", show_header=False, title_justify="left")
-    table.add_column("field", style="bold")
-    table.add_column("value")
-
-    def row(field: str, value: str) -> None:
-        table.add_row(field, Text(value))
-
-    def causes(flushes: dict[str, int]) -> str:
-        return ", ".join(f"{cause} {n:,}" for cause, n in flushes.items())
-
-    row("input", str(source))
-    row("frames", f"{report['frames_in']:,} in, {report['frames_out']:,} out")
-    row("coalescing ratio", f"{report['coalescing_ratio']:.2f} frames in per frame out")
-    stats = report["nic"] if report["engine"] == "nic" else report["gro"]
-    row("aggregates", f"{stats['aggregates']:,} frames carrying {stats['segments_merged']:,} segments")
-    row("passed through", _count(stats["passthrough"]))
-    row("bytes", f"{stats['bytes_in']:,} in, {stats['bytes_out']:,} out")
-    if report["engine"] == "nic":
-        row("classes", ", ".join(f"{name} {n:,}" for name, n in stats["classes"].items()))
-        row("duplicates dropped", f"{stats['duplicates_dropped']:,} segments, {stats['duplicate_bytes']:,} B")
-        row("CAM occupancy", f"max {stats['cam_max']}, mean {stats['cam_mean']:.2f} of 64 entries")
-        row("evictions", _count(stats["evictions"]))
-    else:
-        row("poll batches", _count(report["batches"]))
-        row("flows held", f"max {stats['max_flows_held']} of 64")
-    row("flushes", causes(stats["flushes"]))
-    return table
+    click.echo(f"report written: {', '.join(str(p) for p in written.values())}")
 
 
 @main.command(name="netperf")

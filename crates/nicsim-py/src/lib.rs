@@ -343,9 +343,12 @@ fn profile_text(name: &str) -> Option<&'static str> {
 /// `batch_gap_us` apart form one poll batch); write the frames the host
 /// sees to `output` and return the statistics as JSON. `flush_packets` and
 /// `cam_entries` override the NIC engine's window and CAM size (default:
-/// the study's 20 and 64).
+/// the study's 20 and 64). `assume_checksums_ok` treats TCP checksums left
+/// to the NIC (zero or the pseudo-header sum) as good and writes them in.
+/// The input may be pcap or pcapng; the output has the input's format.
 #[pyfunction]
-#[pyo3(signature = (input, output, engine = "nic", batch_gap_us = 20.0, flush_packets = None, cam_entries = None))]
+#[pyo3(signature = (input, output, engine = "nic", batch_gap_us = 20.0, flush_packets = None, cam_entries = None, assume_checksums_ok = false))]
+#[allow(clippy::too_many_arguments)]
 fn coalesce_pcap(
     py: Python<'_>,
     input: PathBuf,
@@ -354,8 +357,9 @@ fn coalesce_pcap(
     batch_gap_us: f64,
     flush_packets: Option<u32>,
     cam_entries: Option<usize>,
+    assume_checksums_ok: bool,
 ) -> PyResult<String> {
-    use nicsim_core::nic::lro::{Engine, LroConfig};
+    use nicsim_core::nic::lro::{CaptureOptions, Engine, LroConfig};
     if !(batch_gap_us.is_finite() && batch_gap_us >= 0.0) {
         return Err(PyValueError::new_err(format!("batch_gap_us must be a non-negative number, not {batch_gap_us}")));
     }
@@ -382,7 +386,8 @@ fn coalesce_pcap(
         "gro" => Engine::Gro { batch_gap_ns: (batch_gap_us * 1000.0).round() as u64 },
         other => return Err(PyValueError::new_err(format!("unknown engine \"{other}\"; engines are: nic, gro"))),
     };
-    py.detach(|| nicsim_core::nic::lro::coalesce_pcap(&input, &output, engine).map(|r| r.to_json()))
+    let options = CaptureOptions { assume_checksums_ok };
+    py.detach(|| nicsim_core::nic::lro::coalesce_capture(&input, &output, engine, options).map(|r| r.to_json()))
         .map_err(|e| to_py_err(py, e))
 }
 

@@ -288,7 +288,8 @@ pub struct LinkConfig {
     /// One-way propagation delay (5 ns per metre of cable).
     #[serde(default)]
     pub propagation: Duration,
-    /// IP MTU, 576 to 9000 bytes; more than 1500 (jumbo frames) needs at least 1 Gb/s.
+    /// IP MTU, 576 to 9216 bytes (the largest jumbo MTU common switches and
+    /// NICs accept); more than 1500 (jumbo frames) needs at least 1 Gb/s.
     #[serde(default = "default_mtu")]
     pub mtu: Size,
     /// Transmit queue per direction, in frames (including the one on the wire).

@@ -11,7 +11,11 @@ use crate::error::ConfigError;
 const MIN_RATE: u64 = 10_000_000;
 const MAX_RATE: u64 = 400_000_000_000;
 const MIN_MTU: u64 = 576;
-const MAX_MTU: u64 = 9000;
+/// Largest IP MTU: 9216 bytes, the top of the jumbo range common switches,
+/// routers and NICs accept (e.g. Palo Alto PAN-OS Layer 3 interfaces "512
+/// to 9216 bytes"; HP ProCurve's largest maximum frame size 9216 bytes).
+/// There is no IEEE jumbo standard; 9000 B is only the usual setting.
+const MAX_MTU: u64 = 9216;
 const MAX_BUFFER: u64 = 1 << 30; // the largest window TCP window scaling can express
 const MIN_BUFFER: u64 = 1024;
 /// Frames one 64 KiB TSO segment can become at the smallest MSS (536 B).
@@ -151,7 +155,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
         }
         if let Some(mss) = tcp.mss {
             if !(536..=MAX_MTU - 40).contains(&mss.0) {
-                return err(format!("hosts[{i}].tcp.mss"), format!("must be 536B to 8960B, got {mss}"));
+                return err(format!("hosts[{i}].tcp.mss"), format!("must be 536B to {}B, got {mss}", MAX_MTU - 40));
             }
         }
     }
@@ -228,7 +232,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             return err(format!("links[{i}].rate"), format!("must be 10Mbps to 400Gbps, got {}", l.rate));
         }
         if !(MIN_MTU..=MAX_MTU).contains(&l.mtu.0) {
-            return err(format!("links[{i}].mtu"), format!("must be 576B to 9000B, got {}", l.mtu));
+            return err(format!("links[{i}].mtu"), format!("must be {MIN_MTU}B to {MAX_MTU}B, got {}", l.mtu));
         }
         if l.mtu.0 > 1500 && l.rate.0 < 1_000_000_000 {
             return err(

@@ -20,7 +20,9 @@
 use serde::Serialize;
 
 use super::lro::Coalesced;
-use super::merge::{emit, parse, pass, Aggregate, FlowKey, Kind, OutputStats, TcpView, ETH, IP_MAX};
+use super::merge::{
+    emit, ip_reason, parse, pass, Aggregate, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView, ETH, IP_MAX,
+};
 
 /// GRO's limits (defaults: Linux's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +50,8 @@ pub struct GroFlushes {
     pub short: u64,
     /// The next segment would pass 64 KB.
     pub size_64k: u64,
-    /// A segment of the flow failed a merge test and was held afresh.
+    /// A segment of the flow failed a merge test and was held afresh
+    /// (which test: [`GroStats::mismatches`]).
     pub mismatch: u64,
     /// A segment of the flow that never merges (flags, pure ACK, bad checksum, ...).
     pub not_mergeable: u64,
@@ -75,10 +78,75 @@ pub struct GroStats {
     pub aggregates: u64,
     /// Frames GRO did not hold (passed up unchanged).
     pub passthrough: u64,
+    /// Frames passed through, by reason (they sum to `passthrough`).
+    pub passed: PassReasons,
     /// Flows flushed, by cause.
     pub flushes: GroFlushes,
+    /// Mismatch flushes, by the first merge test the segment failed.
+    pub mismatches: GroMismatches,
     /// Most flows held at once.
     pub max_flows_held: usize,
+}
+
+/// The merge test a segment of a held flow failed (the first, in the order
+/// below), so the flow was flushed and the segment held afresh.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct GroMismatches {
+    /// Sequence number not right after the held data (loss, reordering, a
+    /// retransmission).
+    pub sequence: u64,
+    /// Payload longer than the first segment's.
+    pub longer: u64,
+    /// A different ACK number.
+    pub ack: u64,
+    /// A different data offset, window, or flag other than CWR/FIN/PSH.
+    pub flags_window: u64,
+    /// Different TCP options (e.g. a new timestamp value).
+    pub options: u64,
+    /// A different TTL, TOS or DF, or an IP ID out of sequence.
+    pub ip_header: u64,
+}
+
+impl GroStats {
+    /// Add the counts of another GRO context's statistics (most flows held: the larger).
+    pub fn absorb(&mut self, o: &GroStats) {
+        for (a, b) in [
+            (&mut self.frames_in, o.frames_in),
+            (&mut self.frames_out, o.frames_out),
+            (&mut self.bytes_in, o.bytes_in),
+            (&mut self.bytes_out, o.bytes_out),
+            (&mut self.segments_merged, o.segments_merged),
+            (&mut self.aggregates, o.aggregates),
+            (&mut self.passthrough, o.passthrough),
+            (&mut self.flushes.psh_fin, o.flushes.psh_fin),
+            (&mut self.flushes.short, o.flushes.short),
+            (&mut self.flushes.size_64k, o.flushes.size_64k),
+            (&mut self.flushes.mismatch, o.flushes.mismatch),
+            (&mut self.flushes.not_mergeable, o.flushes.not_mergeable),
+            (&mut self.flushes.flows_full, o.flushes.flows_full),
+            (&mut self.flushes.poll_end, o.flushes.poll_end),
+            (&mut self.mismatches.sequence, o.mismatches.sequence),
+            (&mut self.mismatches.longer, o.mismatches.longer),
+            (&mut self.mismatches.ack, o.mismatches.ack),
+            (&mut self.mismatches.flags_window, o.mismatches.flags_window),
+            (&mut self.mismatches.options, o.mismatches.options),
+            (&mut self.mismatches.ip_header, o.mismatches.ip_header),
+        ] {
+            *a += b;
+        }
+        self.passed.absorb(&o.passed);
+        self.max_flows_held = self.max_flows_held.max(o.max_flows_held);
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Mismatch {
+    Sequence,
+    Longer,
+    Ack,
+    FlagsWindow,
+    Options,
+    IpHeader,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -188,31 +256,50 @@ impl Gro {
         self.stats.frames_in += 1;
         self.stats.bytes_in += frame.len() as u64;
         let v = match parse(&frame) {
-            Kind::Other => {
-                pass(&mut self.stats, frame, tag, out);
+            Kind::Other(why) => {
+                pass(&mut self.stats, why, frame, tag, out);
                 return false;
             }
             Kind::LaterFragment(src, dst) => {
                 while let Some(i) = self.flows.iter().position(|f| f.key.src == src && f.key.dst == dst) {
                     self.flush_flow(i, Cause::NotMergeable, out);
                 }
-                pass(&mut self.stats, frame, tag, out);
+                pass(&mut self.stats, PassReason::IpFragment, frame, tag, out);
                 return false;
             }
             Kind::Tcp(v) => v,
         };
         let found = self.flows.iter().position(|f| f.key == v.key && f.macs == macs(&frame));
-        let plain_ip = !v.ip_options && !v.fragment && !v.reserved_flag && v.checksums_ok;
-        if !plain_ip || v.urg || v.rst || v.syn || v.cwr || !v.ack_flag || v.len() == 0 {
+        let reject = ip_reason(&v).or_else(|| {
+            if v.urg || v.rst || v.syn || v.cwr || !v.ack_flag {
+                Some(PassReason::Flags)
+            } else if v.len() == 0 {
+                Some(PassReason::NoPayload)
+            } else {
+                None
+            }
+        });
+        if let Some(why) = reject {
             if let Some(i) = found {
                 self.flush_flow(i, Cause::NotMergeable, out);
             }
-            pass(&mut self.stats, frame, tag, out);
+            pass(&mut self.stats, why, frame, tag, out);
             return false;
         }
         let order = self.arrivals;
         if let Some(i) = found {
-            if self.matches(&self.flows[i], &frame, &v) {
+            let failed = self.mismatch(&self.flows[i], &frame, &v);
+            if let Some(test) = failed {
+                *match test {
+                    Mismatch::Sequence => &mut self.stats.mismatches.sequence,
+                    Mismatch::Longer => &mut self.stats.mismatches.longer,
+                    Mismatch::Ack => &mut self.stats.mismatches.ack,
+                    Mismatch::FlagsWindow => &mut self.stats.mismatches.flags_window,
+                    Mismatch::Options => &mut self.stats.mismatches.options,
+                    Mismatch::IpHeader => &mut self.stats.mismatches.ip_header,
+                } += 1;
+            }
+            if failed.is_none() {
                 if self.flows[i].agg.ip_len_with(v.len()) > self.cfg.max_ip_len {
                     self.flush_flow(i, Cause::Size64k, out);
                 } else {
@@ -259,19 +346,25 @@ impl Gro {
         true
     }
 
-    /// Whether segment `v` may join `f`'s aggregate.
-    fn matches(&self, f: &Flow, frame: &[u8], v: &TcpView) -> bool {
+    /// The first merge test segment `v` fails for `f`'s aggregate, if any.
+    fn mismatch(&self, f: &Flow, frame: &[u8], v: &TcpView) -> Option<Mismatch> {
         let next_id = f.last_id.wrapping_add(1);
         let id_ok = v.ident == next_id || (v.df && v.ident == f.last_id);
-        v.ttl == f.ttl
-            && v.tos == f.tos
-            && v.df == f.df
-            && id_ok
-            && tcp_word(frame, v) == f.word
-            && v.ack == f.ack
-            && options(frame, v) == f.options.as_slice()
-            && v.seq == f.agg.end_seq()
-            && v.len() <= f.mss
+        if v.seq != f.agg.end_seq() {
+            Some(Mismatch::Sequence)
+        } else if v.len() > f.mss {
+            Some(Mismatch::Longer)
+        } else if v.ack != f.ack {
+            Some(Mismatch::Ack)
+        } else if tcp_word(frame, v) != f.word {
+            Some(Mismatch::FlagsWindow)
+        } else if options(frame, v) != f.options.as_slice() {
+            Some(Mismatch::Options)
+        } else if !(v.ttl == f.ttl && v.tos == f.tos && v.df == f.df && id_ok) {
+            Some(Mismatch::IpHeader)
+        } else {
+            None
+        }
     }
 
     fn flush_flow(&mut self, i: usize, cause: Cause, out: &mut Vec<(Coalesced, u64)>) {
@@ -299,6 +392,10 @@ impl OutputStats for GroStats {
             &mut self.aggregates,
             &mut self.segments_merged,
         ]
+    }
+
+    fn reasons(&mut self) -> &mut PassReasons {
+        &mut self.passed
     }
 }
 
@@ -349,6 +446,7 @@ mod tests {
         assert!(g.push(data(1, 3000, 1000, false), &mut out));
         assert_eq!(out.len(), 2);
         assert_eq!(g.stats().flushes.mismatch, 2);
+        assert_eq!((g.stats().mismatches.longer, g.stats().mismatches.sequence), (1, 1));
         assert_eq!(g.held(), 1);
     }
 
@@ -361,6 +459,8 @@ mod tests {
         g.push(frame(1, 200, &bytes(200, 100), TcpControl::None, 2, 101), &mut out);
         g.flush(&mut out);
         assert_eq!(out.iter().map(|c| c.segments).collect::<Vec<_>>(), [1, 1, 1]);
+        let m = g.stats().mismatches;
+        assert_eq!((m.ack, m.flags_window), (1, 1));
     }
 
     #[test]

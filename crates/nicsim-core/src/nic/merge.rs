@@ -16,10 +16,149 @@ use super::lro::Coalesced;
 pub(super) trait OutputStats {
     /// Frames out, bytes out, frames passed through, aggregates, segments merged.
     fn output(&mut self) -> [&mut u64; 5];
+    /// Frames passed through, by reason.
+    fn reasons(&mut self) -> &mut PassReasons;
 }
 
-/// Hand `frame` up as it was received.
-pub(super) fn pass(stats: &mut impl OutputStats, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) {
+/// Why an engine handed a frame up unchanged instead of holding it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassReason {
+    /// A link type the offline tool cannot read, or a frame shorter than its link header.
+    LinkLayer,
+    /// Not TCP over IPv4 (ARP, IPv6, UDP, ICMP, ...).
+    NotTcpIpv4,
+    /// Captured shorter than its IP length (the capture's snap length cut it).
+    Truncated,
+    /// IPv4 or TCP header unreadable (lengths out of range).
+    Malformed,
+    /// An IPv4 fragment.
+    IpFragment,
+    /// IPv4 options or the reserved IP flag.
+    IpOptions,
+    /// TCP checksum left to the NIC (zero or only the pseudo-header sum):
+    /// captured on the sending host before checksum offload filled it in.
+    OffloadedChecksum,
+    /// IP or TCP checksum wrong.
+    BadChecksum,
+    /// TCP flags the engine does not merge (SYN, RST, URG, CWR, no ACK; the
+    /// NIC engine also FIN and ECE).
+    Flags,
+    /// No TCP payload (a pure ACK, a window update).
+    NoPayload,
+}
+
+/// Frames passed through, by [`PassReason`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PassReasons {
+    /// [`PassReason::LinkLayer`].
+    pub link_layer: u64,
+    /// [`PassReason::NotTcpIpv4`].
+    pub not_tcp_ipv4: u64,
+    /// [`PassReason::Truncated`].
+    pub truncated: u64,
+    /// [`PassReason::Malformed`].
+    pub malformed: u64,
+    /// [`PassReason::IpFragment`].
+    pub ip_fragment: u64,
+    /// [`PassReason::IpOptions`].
+    pub ip_options: u64,
+    /// [`PassReason::OffloadedChecksum`].
+    pub offloaded_checksum: u64,
+    /// [`PassReason::BadChecksum`].
+    pub bad_checksum: u64,
+    /// [`PassReason::Flags`].
+    pub flags: u64,
+    /// [`PassReason::NoPayload`].
+    pub no_payload: u64,
+}
+
+impl PassReasons {
+    /// Count one frame passed for `why`.
+    pub fn add(&mut self, why: PassReason) {
+        *self.get_mut(why) += 1;
+    }
+
+    fn get_mut(&mut self, why: PassReason) -> &mut u64 {
+        match why {
+            PassReason::LinkLayer => &mut self.link_layer,
+            PassReason::NotTcpIpv4 => &mut self.not_tcp_ipv4,
+            PassReason::Truncated => &mut self.truncated,
+            PassReason::Malformed => &mut self.malformed,
+            PassReason::IpFragment => &mut self.ip_fragment,
+            PassReason::IpOptions => &mut self.ip_options,
+            PassReason::OffloadedChecksum => &mut self.offloaded_checksum,
+            PassReason::BadChecksum => &mut self.bad_checksum,
+            PassReason::Flags => &mut self.flags,
+            PassReason::NoPayload => &mut self.no_payload,
+        }
+    }
+
+    /// Add every count of `other`.
+    pub fn absorb(&mut self, other: &PassReasons) {
+        for (a, b) in self.counts_mut().into_iter().zip(other.counts()) {
+            *a += b;
+        }
+    }
+
+    /// Every count, in field order.
+    pub fn counts(&self) -> [u64; 10] {
+        [
+            self.link_layer,
+            self.not_tcp_ipv4,
+            self.truncated,
+            self.malformed,
+            self.ip_fragment,
+            self.ip_options,
+            self.offloaded_checksum,
+            self.bad_checksum,
+            self.flags,
+            self.no_payload,
+        ]
+    }
+
+    fn counts_mut(&mut self) -> [&mut u64; 10] {
+        [
+            &mut self.link_layer,
+            &mut self.not_tcp_ipv4,
+            &mut self.truncated,
+            &mut self.malformed,
+            &mut self.ip_fragment,
+            &mut self.ip_options,
+            &mut self.offloaded_checksum,
+            &mut self.bad_checksum,
+            &mut self.flags,
+            &mut self.no_payload,
+        ]
+    }
+
+    /// Frames passed through, all reasons.
+    pub fn total(&self) -> u64 {
+        self.counts().iter().sum()
+    }
+}
+
+/// Why the IPv4 layer of `v` keeps it from merging (both engines).
+pub(crate) fn ip_reason(v: &TcpView) -> Option<PassReason> {
+    if v.fragment {
+        Some(PassReason::IpFragment)
+    } else if v.ip_options || v.reserved_flag {
+        Some(PassReason::IpOptions)
+    } else if !v.checksums_ok {
+        Some(if v.offloaded { PassReason::OffloadedChecksum } else { PassReason::BadChecksum })
+    } else {
+        None
+    }
+}
+
+/// Hand `frame` up as it was received, counting why.
+pub(super) fn pass(
+    stats: &mut impl OutputStats,
+    why: PassReason,
+    frame: Vec<u8>,
+    tag: u64,
+    out: &mut Vec<(Coalesced, u64)>,
+) {
+    stats.reasons().add(why);
     let [frames, bytes, passed, _, _] = stats.output();
     *passed += 1;
     *frames += 1;
@@ -89,6 +228,10 @@ pub(crate) struct TcpView {
     pub ident: u16,
     /// Both checksums are valid.
     pub checksums_ok: bool,
+    /// The IP checksum is valid and the TCP checksum field holds zero or the
+    /// pseudo-header sum only: left for the sending NIC to fill in
+    /// (checksum offload; Linux `CHECKSUM_PARTIAL`).
+    pub offloaded: bool,
 }
 
 impl TcpView {
@@ -100,8 +243,9 @@ impl TcpView {
 
 /// What an Ethernet frame is, for a coalescing engine.
 pub(crate) enum Kind {
-    /// Not IPv4 (ARP, IPv6, ...) or IPv4 but not TCP.
-    Other,
+    /// Not TCP/IPv4 ([`PassReason::NotTcpIpv4`]), cut by the capture
+    /// ([`PassReason::Truncated`]) or unreadable ([`PassReason::Malformed`]).
+    Other(PassReason),
     /// An IPv4 fragment after the first (no TCP header in it), by address pair.
     LaterFragment(Ipv4Address, Ipv4Address),
     /// A TCP/IPv4 frame whose TCP header could be read.
@@ -110,25 +254,39 @@ pub(crate) enum Kind {
 
 /// Read what the engines need from `frame`; nothing here panics.
 pub(crate) fn parse(frame: &[u8]) -> Kind {
-    let Ok(eth) = EthernetFrame::new_checked(frame) else { return Kind::Other };
+    let Ok(eth) = EthernetFrame::new_checked(frame) else { return Kind::Other(PassReason::LinkLayer) };
     if eth.ethertype() != EthernetProtocol::Ipv4 {
-        return Kind::Other;
+        return Kind::Other(PassReason::NotTcpIpv4);
     }
-    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else { return Kind::Other };
+    let bytes = eth.payload();
+    // Byte 9 is the protocol, bytes 2..4 the total length.
+    if bytes.len() >= 20 && bytes[0] >> 4 == 4 && bytes[9] == 6 {
+        let total = usize::from(u16::from_be_bytes([bytes[2], bytes[3]]));
+        if bytes.len() < total {
+            return Kind::Other(PassReason::Truncated);
+        }
+    }
+    let Ok(ip) = Ipv4Packet::new_checked(bytes) else { return Kind::Other(PassReason::Malformed) };
     if ip.version() != 4 || ip.next_header() != IpProtocol::Tcp {
-        return Kind::Other;
+        return Kind::Other(PassReason::NotTcpIpv4);
     }
     if ip.frag_offset() != 0 {
         return Kind::LaterFragment(ip.src_addr(), ip.dst_addr());
     }
     let ip_hlen = usize::from(ip.header_len());
     let total = usize::from(ip.total_len());
-    let Ok(tcp) = TcpPacket::new_checked(&ip.as_ref()[ip_hlen..total]) else { return Kind::Other };
+    let Ok(tcp) = TcpPacket::new_checked(&ip.as_ref()[ip_hlen..total]) else {
+        return Kind::Other(PassReason::Malformed);
+    };
     let tcp_hlen = usize::from(tcp.header_len());
     let (src, dst) = (ip.src_addr(), ip.dst_addr());
     let fragment = ip.more_frags();
-    let checksums_ok =
-        ip.verify_checksum() && (fragment || tcp.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)));
+    let ip_ok = ip.verify_checksum();
+    let checksums_ok = ip_ok && (fragment || tcp.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)));
+    let offloaded = ip_ok && !checksums_ok && {
+        let field = tcp.checksum();
+        field == 0 || field == pseudo_header_sum(src, dst, total - ip_hlen)
+    };
     // Byte 6 of the IP header: reserved bit, DF, MF, offset high bits.
     let reserved_flag = ip.as_ref()[6] & 0x80 != 0;
     Kind::Tcp(TcpView {
@@ -156,7 +314,37 @@ pub(crate) fn parse(frame: &[u8]) -> Kind {
         tos: (ip.dscp() << 2) | ip.ecn(),
         ident: ip.ident(),
         checksums_ok,
+        offloaded,
     })
+}
+
+/// The ones'-complement sum (folded, not inverted) of the TCP/IPv4
+/// pseudo-header: what Linux leaves in the TCP checksum field of a
+/// `CHECKSUM_PARTIAL` segment for the NIC to complete (`tcp_v4_send_check`
+/// stores `~tcp_v4_check(len, saddr, daddr, 0)`).
+pub(crate) fn pseudo_header_sum(src: Ipv4Address, dst: Ipv4Address, tcp_len: usize) -> u16 {
+    let (s, d) = (src.octets(), dst.octets());
+    let words = [
+        u16::from_be_bytes([s[0], s[1]]),
+        u16::from_be_bytes([s[2], s[3]]),
+        u16::from_be_bytes([d[0], d[1]]),
+        u16::from_be_bytes([d[2], d[3]]),
+        6,
+        tcp_len as u16,
+    ];
+    let mut sum: u32 = words.iter().map(|&w| u32::from(w)).sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    sum as u16
+}
+
+/// Write the correct TCP checksum into a TCP/IPv4 Ethernet frame whose
+/// checksum was left to the NIC (`v.offloaded`).
+pub(crate) fn fill_tcp_checksum(frame: &mut [u8], v: &TcpView) {
+    let (src, dst) = (IpAddress::Ipv4(v.key.src), IpAddress::Ipv4(v.key.dst));
+    let mut tcp = TcpPacket::new_unchecked(&mut frame[ETH + v.ip_hlen..v.end]);
+    tcp.fill_checksum(&src, &dst);
 }
 
 /// `a - b` on the sequence-number circle, as a signed distance.
@@ -421,14 +609,39 @@ mod tests {
 
     #[test]
     fn parse_sorts_frames() {
-        assert!(matches!(parse(&[0xff; 42]), Kind::Other));
+        assert!(matches!(parse(&[0xff; 42]), Kind::Other(PassReason::NotTcpIpv4)));
+        assert!(matches!(parse(&[0xff; 10]), Kind::Other(PassReason::LinkLayer)));
+        let whole = data(1, 0, 100, false);
+        assert!(matches!(parse(&whole[..96]), Kind::Other(PassReason::Truncated)));
         let mut bad = data(1, 0, 10, false);
         let last = bad.len() - 1;
         bad[last] ^= 1;
         let Kind::Tcp(v) = parse(&bad) else { panic!() };
-        assert!(!v.checksums_ok);
+        assert!(!v.checksums_ok && !v.offloaded);
         let Kind::Tcp(v) = parse(&data(1, 0, 10, false)) else { panic!() };
         assert!(v.checksums_ok && v.df && !v.fragment && !v.ip_options);
         assert_eq!(v.len(), 10);
+    }
+
+    #[test]
+    fn an_offloaded_checksum_is_told_from_a_bad_one_and_filled_in() {
+        let good = data(1, 0, 100, false);
+        let at = ETH + 20 + 16; // TCP checksum field
+                                // The pseudo-header sum of 10.0.0.1 > 10.0.0.2, protocol 6, 120 TCP
+                                // bytes, by hand: 0x0a00 + 0x0001 + 0x0a00 + 0x0002 + 6 + 120 = 0x1481.
+        assert_eq!(pseudo_header_sum(Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2), 120), 0x1481);
+        for field in [0x1481u16, 0] {
+            let mut f = good.clone();
+            f[at..at + 2].copy_from_slice(&field.to_be_bytes());
+            let Kind::Tcp(v) = parse(&f) else { panic!() };
+            assert!(!v.checksums_ok && v.offloaded, "field {field:#x}");
+            assert_eq!(ip_reason(&v), Some(PassReason::OffloadedChecksum));
+            fill_tcp_checksum(&mut f, &v);
+            assert_eq!(f, good, "filled in as the sender's NIC would");
+        }
+        let mut f = good.clone();
+        f[at..at + 2].copy_from_slice(&0x1482u16.to_be_bytes());
+        let Kind::Tcp(v) = parse(&f) else { panic!() };
+        assert_eq!(ip_reason(&v), Some(PassReason::BadChecksum));
     }
 }

@@ -10,6 +10,8 @@ mod merge;
 pub mod risc;
 pub mod tso;
 
+pub use merge::{PassReason, PassReasons};
+
 use serde::Serialize;
 
 /// The class a receive-offload engine gives a TCP/IPv4 frame (Elbeshti et

@@ -5,12 +5,15 @@
 //! Record `i` is sent `tᵢ − t₀` after the sender starts (times relative to
 //! the first record), never earlier; a datagram the socket or the link
 //! cannot take yet goes as soon as it can, and later ones keep their own
-//! times. Its payload is the captured IPv4 packet's payload less the 8-byte
+//! times. Its payload is the captured IP packet's payload less the 8-byte
 //! UDP header (so the replayed IP packets have the captured sizes); when a
-//! record holds no IPv4 header it is the frame's original length less the
-//! Ethernet, IPv4 and UDP headers (42 B; 28 B for raw IP captures). Sizes
-//! are clamped to 8 B (the sequence number every datagram carries) to
-//! 65 507 B. The file is data: only its sizes and times are used.
+//! record holds no IPv4 or IPv6 header it is the frame's original length
+//! less the link header (Ethernet 14 B, Linux SLL 16 B, SLL2 20 B, raw IP
+//! 0 B, loopback 4 B), a 20-byte IPv4 header and the UDP header. Sizes are
+//! clamped to 8 B (the sequence number every datagram carries) to 65 507 B.
+//! The file is data: only its sizes and times are used. Classic pcap and
+//! pcapng are read (every interface, in file order; VLAN tags are passed
+//! over), see [`crate::probe::pcap_read`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,7 +21,7 @@ use std::sync::Arc;
 use crate::config::{PcapReplayConfig, Scenario, WorkloadConfig};
 use crate::engine::Dur;
 use crate::error::ConfigError;
-use crate::probe::pcap_read::{self, Capture, PcapError, LINKTYPE_ETHERNET, LINKTYPE_IPV4, LINKTYPE_RAW};
+use crate::probe::pcap_read::{self, link_header_len, network_layer, Capture, PcapError};
 
 /// Largest pcap file read (a bound on memory, not on the format).
 pub const MAX_FILE: u64 = 1 << 30;
@@ -40,21 +43,19 @@ pub struct Schedule {
 impl Schedule {
     /// The replay of `capture`'s first `limit` records.
     pub fn from_capture(capture: &Capture, limit: Option<u64>) -> Result<Schedule, PcapError> {
-        // Link and IPv4 headers in front of the IP payload.
-        let overhead = match capture.linktype {
-            LINKTYPE_ETHERNET => 14 + 20,
-            LINKTYPE_RAW | LINKTYPE_IPV4 => 20,
-            other => {
-                return Err(PcapError {
-                    record: None,
-                    reason: format!("link type {other} is not supported (Ethernet 1, raw IP 101 or 228)"),
-                })
+        for (i, iface) in capture.interfaces.iter().enumerate() {
+            if link_header_len(iface.linktype).is_none() && capture.records.iter().any(|r| r.interface == i) {
+                let reason = format!(
+                    "link type {} is not supported (Ethernet 1, Linux SLL 113, SLL2 276, raw IP 101/228/229, loopback 0)",
+                    iface.linktype
+                );
+                return Err(PcapError::header(reason));
             }
-        };
+        }
         let take = limit.map_or(capture.records.len(), |l| (l as usize).min(capture.records.len()));
         let records = &capture.records[..take];
         let Some(first) = records.first() else {
-            return Err(PcapError { record: None, reason: "the file holds no record to replay".into() });
+            return Err(PcapError::header("the file holds no record to replay"));
         };
         let (mut at, mut sizes) = (Vec::with_capacity(take), Vec::with_capacity(take));
         let mut prev = first.time_ns;
@@ -62,16 +63,20 @@ impl Schedule {
             let n = i as u64 + 1;
             if r.time_ns < prev {
                 let reason = format!("time goes backwards ({} ns before record {})", prev - r.time_ns, n - 1);
-                return Err(PcapError { record: Some(n), reason });
+                return Err(PcapError::record(n, reason));
             }
             prev = r.time_ns;
             let ps = (r.time_ns - first.time_ns).checked_mul(1000).and_then(|p| u64::try_from(p).ok());
             let Some(ps) = ps else {
-                return Err(PcapError { record: Some(n), reason: "more than 200 days after the first record".into() });
+                return Err(PcapError::record(n, "more than 200 days after the first record"));
             };
             at.push(Dur(ps));
-            let ip = if capture.linktype == LINKTYPE_ETHERNET { ethernet_ip(&r.data) } else { Some(&r.data[..]) };
-            let ip_payload = ip.and_then(ipv4_payload).unwrap_or(u64::from(r.orig_len).saturating_sub(overhead));
+            let linktype = capture.linktype_of(r);
+            let overhead = link_header_len(linktype).unwrap_or(0) as u64 + 20;
+            let ip_payload = network_layer(linktype, &r.data)
+                .ok()
+                .and_then(|n| ip_payload(n.ethertype, &r.data[n.offset..]))
+                .unwrap_or(u64::from(r.orig_len).saturating_sub(overhead));
             sizes.push(ip_payload.saturating_sub(8).clamp(MIN_PAYLOAD, MAX_PAYLOAD));
         }
         Ok(Schedule { at, sizes })
@@ -83,19 +88,17 @@ impl Schedule {
     }
 }
 
-/// The IP packet inside an Ethernet frame (after one optional VLAN tag).
-fn ethernet_ip(frame: &[u8]) -> Option<&[u8]> {
-    let ethertype = u16::from_be_bytes(frame.get(12..14)?.try_into().ok()?);
-    match ethertype {
-        0x0800 => frame.get(14..),
-        0x8100 if frame.get(16..18)? == [0x08, 0x00] => frame.get(18..),
-        _ => None,
-    }
-}
-
 /// The IP payload length an IPv4 header declares (total length less the
-/// header); the caller takes the UDP header off it.
-fn ipv4_payload(ip: &[u8]) -> Option<u64> {
+/// header) or an IPv6 header (its payload length); the caller takes the UDP
+/// header off it.
+fn ip_payload(ethertype: u16, ip: &[u8]) -> Option<u64> {
+    if ethertype == 0x86dd {
+        let len = ip.get(4..6)?;
+        return (ip.first()? >> 4 == 6).then(|| u64::from(u16::from_be_bytes([len[0], len[1]])));
+    }
+    if ethertype != 0x0800 {
+        return None;
+    }
     let (&vihl, total) = (ip.first()?, ip.get(2..4)?);
     let ihl = u64::from(vihl & 0x0f) * 4;
     let total = u64::from(u16::from_be_bytes(total.try_into().ok()?));
@@ -145,11 +148,15 @@ pub fn prepare(s: &mut Scenario, source: &str) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::pcap_read::Record;
+    use crate::probe::pcap_read::{Format, Interface, Record, LINKTYPE_ETHERNET, LINKTYPE_LINUX_SLL2, LINKTYPE_RAW};
 
     fn capture(linktype: u32, records: Vec<(u128, u32, Vec<u8>)>) -> Capture {
-        let records = records.into_iter().map(|(time_ns, orig_len, data)| Record { time_ns, orig_len, data }).collect();
-        Capture { linktype, nanosecond: true, records }
+        let records = records
+            .into_iter()
+            .map(|(time_ns, orig_len, data)| Record { time_ns, orig_len, data, interface: 0 })
+            .collect();
+        let interfaces = vec![Interface { linktype, unit: (1, 1), offset_s: 0, name: None }];
+        Capture { format: Format::Pcap, interfaces, records }
     }
 
     /// An Ethernet frame whose IPv4 header says `total` bytes.
@@ -177,6 +184,25 @@ mod tests {
     }
 
     #[test]
+    fn vlan_tagged_and_cooked_records_of_several_interfaces_give_their_ip_sizes() {
+        // A VLAN-tagged Ethernet frame of a 1000-byte IPv4 packet (interface
+        // 0) and an SLL2 record of a 600-byte one (interface 1).
+        let mut tagged = vec![0u8; 12];
+        tagged.extend([0x81, 0x00, 0x00, 0x0a, 0x08, 0x00, 0x45, 0, 0x03, 0xe8]);
+        tagged.extend([0; 16]);
+        let mut sll2 = vec![0x08, 0x00, 0, 0, 0, 0, 0, 2, 0, 1, 4, 6, 1, 2, 3, 4, 5, 6, 0, 0];
+        sll2.extend([0x45, 0, 0x02, 0x58]);
+        sll2.extend([0; 16]);
+        let mut c = capture(LINKTYPE_ETHERNET, vec![(0, 1018, tagged), (1_000, 620, sll2), (2_000, 120, vec![0; 8])]);
+        c.interfaces.push(Interface { linktype: LINKTYPE_LINUX_SLL2, unit: (1, 1), offset_s: 0, name: None });
+        c.records[1].interface = 1;
+        c.records[2].interface = 1;
+        let s = Schedule::from_capture(&c, None).unwrap();
+        // 1000 - 20 - 8; 600 - 20 - 8; a cut record: 120 - 20 (SLL2) - 20 - 8.
+        assert_eq!(s.sizes, vec![972, 572, 72]);
+    }
+
+    #[test]
     fn time_going_backwards_names_the_record() {
         let c = capture(LINKTYPE_RAW, vec![(10, 100, vec![]), (20, 100, vec![]), (15, 100, vec![])]);
         let e = Schedule::from_capture(&c, None).unwrap_err();
@@ -186,7 +212,10 @@ mod tests {
     #[test]
     fn unknown_link_types_and_empty_files_are_refused() {
         let e = Schedule::from_capture(&capture(105, vec![(0, 100, vec![])]), None).unwrap_err();
-        assert_eq!(e.to_string(), "pcap header: link type 105 is not supported (Ethernet 1, raw IP 101 or 228)");
+        assert_eq!(
+            e.to_string(),
+            "pcap header: link type 105 is not supported (Ethernet 1, Linux SLL 113, SLL2 276, raw IP 101/228/229, loopback 0)"
+        );
         let e = Schedule::from_capture(&capture(1, vec![]), None).unwrap_err();
         assert_eq!(e.to_string(), "pcap header: the file holds no record to replay");
     }

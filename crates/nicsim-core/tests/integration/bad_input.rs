@@ -84,7 +84,7 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("negative transactions", rr("transactions = -5"), "workload.request_response.transactions", "invalid value"),
         // ------------------------------------------------ zero where positive is needed
         ("zero-rate link", link("rate = \"0bps\""), "links[0].rate", "must be 10Mbps to 400Gbps, got 0bps"),
-        ("MTU 0", link("mtu = \"0B\""), "links[0].mtu", "must be 576B to 9000B, got 0B"),
+        ("MTU 0", link("mtu = \"0B\""), "links[0].mtu", "must be 576B to 9216B, got 0B"),
         ("zero-length queue", link("queue = 0"), "links[0].queue", "must be 1 to 1000000 frames"),
         (
             "zero bytes to send",
@@ -204,7 +204,8 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "letters, digits",
         ),
         // ------------------------------------------------ out of range and absurd
-        ("MTU above 65535", link("mtu = \"70000B\""), "links[0].mtu", "must be 576B to 9000B, got 70kB"),
+        ("MTU above 65535", link("mtu = \"70000B\""), "links[0].mtu", "must be 576B to 9216B, got 70kB"),
+        ("MTU just above 9216", link("mtu = \"9217B\""), "links[0].mtu", "must be 576B to 9216B, got 9217B"),
         ("rate above 400 Gb/s", link("rate = \"1Tbps\""), "links[0].rate", "must be 10Mbps to 400Gbps"),
         ("jumbo frames at 100 Mb/s", link("rate = \"100Mbps\"\nmtu = \"9000B\""), "links[0].mtu", "jumbo frames"),
         ("queue of a billion frames", link("queue = 1000000000"), "links[0].queue", "must be 1 to 1000000 frames"),
@@ -248,7 +249,7 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "hosts[0].udp.tx_buffer",
             "must be 1KiB to 1GiB",
         ),
-        ("MSS of 100 bytes", host("tcp = { mss = \"100B\" }"), "hosts[0].tcp.mss", "must be 536B to 8960B"),
+        ("MSS of 100 bytes", host("tcp = { mss = \"100B\" }"), "hosts[0].tcp.mss", "must be 536B to 9176B"),
         ("port above 65535", rr("port = 70000"), "workload.request_response.port", "invalid value: integer `70000`"),
         (
             "datagram above 64 KiB",

@@ -71,6 +71,20 @@ fn gbe_mtu9000_reaches_the_jumbo_ceiling() {
 }
 
 #[test]
+fn a_9216_byte_mtu_is_accepted_and_fills_its_frames() {
+    // 9216 B: the largest jumbo MTU common switches and NICs accept, the
+    // limit of `links[].mtu`.
+    let text = scenario_file("gbe-mtu9000-bulk").replace("mtu = \"9000B\"", "mtu = \"9216B\"");
+    assert!(text.contains("9216B"));
+    let r = run(&text);
+    assert_near_ceiling(&r, 1e9, 9216.0);
+    // Frames larger than a 9000-byte MTU allows (9014 B with the Ethernet
+    // header): the mean over the data direction, handshake included.
+    let ab = &r.links[0].stats;
+    assert!(ab.bytes / ab.frames > 9014, "mean frame {} B", ab.bytes / ab.frames);
+}
+
+#[test]
 fn ten_gbe_reaches_its_ceiling() {
     let text = scenario_file("10gbe-bulk").replace("512MiB", "128MiB");
     let r = run(&text);

@@ -375,6 +375,14 @@ fn the_pcap_tool_writes_fewer_valid_frames_with_the_same_bytes() {
             valid_payload(f);
         }
         assert_eq!(sockets(&frames, &flows), want, "{path:?}");
+        // Every frame accounted for: merged, alone, passed through, dropped.
+        let a = report.accounting;
+        assert_eq!(a.merged + a.alone + a.passed_through + a.duplicates_dropped, report.frames_in, "{path:?}: {a:?}");
+        assert_eq!(a.passed_through, report.passed.total());
+        assert!(a.merged > 0);
+        let per_flow: u64 = report.flows.iter().map(|f| f.frames_out).sum();
+        assert!(per_flow <= report.frames_out);
+        assert_eq!(report.flows.iter().map(|f| f.frames_in).sum::<u64>(), report.tcp_frames);
         // Stamped with the latest segment's input time: within the input's span.
         assert!(recs.iter().all(|r| r.time_ns < input.len() as u128 * 1000));
     }
@@ -382,7 +390,7 @@ fn the_pcap_tool_writes_fewer_valid_frames_with_the_same_bytes() {
     assert!(missing.contains("nope.pcap"), "{missing}");
     std::fs::write(&src, b"not a pcap at all, sorry").unwrap();
     let bad = coalesce_pcap(&src, &nic, Engine::Nic).unwrap_err().to_string();
-    assert!(bad.contains("not a pcap file"), "{bad}");
+    assert!(bad.contains("not a pcap or pcapng file"), "{bad}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
