@@ -16,6 +16,7 @@ from nicsim.campaign.cache import Cache
 from nicsim.cli import main
 from nicsim.studies import STUDIES
 from nicsim.studies import kurmann
+from nicsim.studies.framework import Run
 from nicsim.studies.kurmann import dolly
 
 REPO = Path(__file__).resolve().parent.parent
@@ -99,12 +100,19 @@ def test_fast_ethernet_is_wire_bound_near_12_5_mb_s_less_headers(machine: dolly.
     assert 11e6 < c.throughput < FE_GOODPUT < 12.5e6
 
 
-def test_gigabit_is_cpu_bound_and_zero_copy_moves_the_bottleneck(machine: dolly.Machine) -> None:
+def test_gigabit_is_memory_bound_and_zero_copy_moves_the_bottleneck(machine: dolly.Machine) -> None:
     g = dolly.chain(machine, dolly.GIGABIT)
     z = dolly.chain(machine, dolly.ZERO_COPY_GIGABIT)
-    assert (g.limiting_role, g.bottleneck) == ("relay", "cpu")
+    # nine crossings of a 184 MB/s memory system (twice the 92 MB/s memcpy)
+    assert (g.limiting_role, g.bottleneck) == ("relay", "memory")
+    assert g.throughput == pytest.approx(2 * 92e6 / 9, rel=1e-9)
     assert g.throughput < dolly.DISK_RATE
-    assert z.bottleneck != "cpu" and z.throughput > g.throughput
+    assert z.bottleneck not in ("cpu", "memory") and z.throughput > g.throughput
+
+
+def test_the_sustainable_memory_rate_is_what_the_measured_copy_moves(machine: dolly.Machine) -> None:
+    assert machine.memory == 2 * machine.memcpy == 184e6
+    assert machine.memory_peak == 800e6
 
 
 def test_the_zero_copy_page_travels_in_three_fragments() -> None:
@@ -168,8 +176,17 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 
 def _reports(results: Path) -> dict[str, dict]:
+    """Every run's JSON report, read from the cache as stored."""
+    out = {}
     with Cache(results) as cache:
-        return {r.key: dict(kurmann._report(cache, r)) for r in kurmann.runs()}
+        for e in kurmann.STUDY.experiments():
+            if not isinstance(e, Run):
+                continue  # a grid (the checksum-rate sensitivity)
+            (point,) = e.sweep("kurmann").plan()
+            record = cache.get(point.key)
+            assert record is not None and record["status"] == "ok", e.key
+            out[e.key] = record["report"]
+    return out
 
 
 def test_kurmann_is_a_study() -> None:
@@ -179,7 +196,8 @@ def test_kurmann_is_a_study() -> None:
 def test_the_report_has_its_sections_tables_and_figure(results: Path) -> None:
     out = results / "report"
     text = (out / "report.md").read_text(encoding="utf-8")
-    for heading in ("## Calibration", "## Figure 5", "## Figure 6", "## Table 1", "## Table 2", "## Table 4: Dolly",
+    for heading in ("## Calibration", "## Figure 5", "## Figure 6", "## Table 1", "## Table 2: speculation on the traces",
+                    "## Table 2, patterns", "## Table 4: Dolly",
                     "## Receiver CPU load"):
         assert heading in text
     assert "| variant | model (study's flow) | bottleneck |" in text
@@ -241,13 +259,13 @@ def test_calibration_and_cpu_load_rows_agree_with_the_runs(results: Path) -> Non
 
 
 def test_a_section_whose_runs_are_missing_is_left_out(results: Path, tmp_path: Path) -> None:
-    reports = _reports(results)
-    written = kurmann.write_report({"standard": reports["standard"]}, tmp_path, 0.0)
+    reports = kurmann.STUDY.load(results)
+    written = kurmann.STUDY.write_report({"standard": reports["standard"]}, tmp_path, 0.0)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "## Calibration" in text
     assert "## Table 4" not in text and "## Receiver CPU load" not in text
     assert not (tmp_path / "table4.csv").exists()
-    assert {p.name for p in written} == {"calibration.csv", "report.md"}
+    assert {p.name for p in written} == {"calibration.csv", "comparison.csv", "report.md"}
 
 
 def test_the_packaged_standard_scenario_is_the_repository_one() -> None:
@@ -274,7 +292,17 @@ def test_figure5_ranks_the_variants_and_matches_the_runs(results: Path) -> None:
     mbs = {k: float(v["mbs"]) for k, v in rows.items()}
     # Removing copies can only help; removing all of them helps most.
     assert mbs["spec-only"] > mbs["standard"] and mbs["zc-os-only"] >= mbs["standard"]
-    assert min(mbs["both-remap"], mbs["both-fbufs"]) > 2 * mbs["standard"]
+    assert min(mbs["both-remap"], mbs["both-fbufs"]) > 1.5 * mbs["standard"]
+    # the calibration point: speculation + fbufs within 5 % of the study's 75 MB/s, bound by the
+    # receiver's CPU (its TCP checksums each page), not by the sender's PCI bus
+    assert mbs["both-fbufs"] == pytest.approx(75.0, rel=0.05)
+    fb = reports[kurmann.FIGURE5["both-fbufs"].key]
+    assert fb["hosts"][1]["timing"]["cpu_utilization"] > fb["hosts"][0]["timing"]["bus_utilization"]
+    assert float(rows["both-fbufs"]["receiver_checksum_cycles_per_byte"]) > 0
+    # remapping maps every page during the transfer: slower than fbufs, more socket work per page
+    assert mbs["both-remap"] < mbs["both-fbufs"]
+    assert int(rows["both-remap"]["receiver_socket_cycles_per_page"]) > int(
+        rows["both-fbufs"]["receiver_socket_cycles_per_page"])
     # No copy is left at the receiver when both are on; the standard stack speculates nothing.
     assert float(rows["both-fbufs"]["receiver_copy_cycles_per_byte"]) == 0
     assert int(rows["standard"]["spec_hits"]) == 0 and int(rows["both-fbufs"]["spec_hits"]) > 8000
@@ -286,7 +314,8 @@ def test_figure6_fallbacks_work_and_the_standard_sender_always_cleans_up(results
     rows = {r["variant"]: r for r in _rows(results / "report" / "figure6.csv")}
     assert all(r["verified"] == "True" for r in rows.values())
     std, zs, sz = rows["standard"], rows["fallback-zc-to-std"], rows["fallback-std-to-zc"]
-    assert float(zs["mbs"]) == pytest.approx(float(std["mbs"]), rel=0.1)
+    # the zero-copy sender dumps fragmented pages; the unprepared receiver takes them at no penalty
+    assert 1.0 <= float(zs["mbs"]) / float(std["mbs"]) < 1.2
     assert int(sz["spec_hits"]) == 0 and int(sz["spec_misses"]) > 0
     assert float(sz["mbs"]) < float(std["mbs"])
 
@@ -310,3 +339,36 @@ def test_table2_admission_control_raises_the_masters_zero_copy_packets(results: 
     for r in rows:
         assert int(r["successful_zero_copy"]) <= int(r["potential_zero_copy"])
         assert int(r["large_data"]) + int(r["small_control"]) <= int(r["frames"])
+
+
+def test_dolly_model_and_simulation_agree_within_10_percent_on_each_network(results: Path) -> None:
+    rows = {r["id"]: float(r["nicsim"]) for r in _rows(results / "report" / "comparison.csv")}
+    for net in ("fe", "gbe", "zc_gbe"):
+        model, sim = rows[f"table4.modeled_mbs.{net}"], rows[f"table4.simulated_mbs.{net}"]
+        assert abs(sim / model - 1) < 0.10, (net, model, sim)
+
+
+def test_comparison_has_every_id_the_issue_lists_and_claims_are_computed(results: Path) -> None:
+    rows = {r["id"]: r for r in _rows(results / "report" / "comparison.csv")}
+    ids = ["fig5.mbs.standard", "fig5.mbs.fbufs_defrag", "fig5.mbs.spec_only", "fig5.mbs.zc_os_only",
+           "fig5.mbs.remap_defrag", "fig6.mbs.zc_to_std", "fig6.mbs.std_to_zc"]
+    ids += [f"table1.{k}.{n}" for k in ("failed", "mbs") for n in (0, 100, 10000)]
+    ids += [f"table2.success_rate.{t}.{h}" for t in ("oracle", "treadmarks") for h in ("master", "host1", "host2")]
+    ids += [f"table4.{k}_mbs.{n}" for k in ("modeled", "simulated") for n in ("fe", "gbe", "zc_gbe")]
+    for i in ids:
+        assert i in rows, i
+    for i in ("fig5.mbs.standard", "fig5.mbs.fbufs_defrag"):
+        assert rows[i]["role"] == "calibration" and abs(float(rows[i]["error_pct"])) < 5, rows[i]
+    claims = [r for r in rows.values() if r["role"] == "claim"]
+    assert len(claims) >= 10 and all(r["nicsim"] in ("0", "1") for r in claims)
+
+
+def test_table2_traces_give_every_host_its_potential_zero_copy_packets(results: Path) -> None:
+    rows = {(r["trace"], r["host"]): r for r in _rows(results / "report" / "table2-traces.csv")}
+    for (trace, host), r in rows.items():
+        published = kurmann.TRACE_COMPOSITION[trace][host]["potential"]
+        assert abs(int(r["nicsim_potential"]) - published) <= 2, (trace, host)
+        assert 0 <= int(r["nicsim_successful"]) <= int(r["nicsim_potential"])
+    # two bursts converging on the master break most of its speculations; serialized DSM pages do not
+    assert float(rows[("oracle", "master")]["nicsim_success_rate"]) < 0.5
+    assert min(float(rows[("treadmarks", h)]["nicsim_success_rate"]) for h in kurmann.TRACE_HOSTS) > 0.98

@@ -60,12 +60,6 @@ impl Guess {
     pub fn max_fragments(&self) -> usize {
         (self.page + self.tcp_header).div_ceil(self.fragment_payload)
     }
-
-    /// Bytes of a frame at train position `k` that land outside its header
-    /// buffer (in the page): what a failed speculation must copy away.
-    pub fn displaced(&self, k: usize, frame_len: usize) -> usize {
-        frame_len.saturating_sub(self.header_at(k))
-    }
 }
 
 /// The IPv4 packet inside an Ethernet frame, if it is one.
@@ -81,6 +75,17 @@ fn ipv4(frame: &[u8]) -> Option<Ipv4Packet<&[u8]>> {
 /// Whether `frame` is an IPv4 fragment (More-Fragments set or an offset).
 pub fn is_fragment(frame: &[u8]) -> bool {
     ipv4(frame).is_some_and(|ip| ip.more_frags() || ip.frag_offset() != 0)
+}
+
+/// IP payload bytes of the whole datagram when `frame` is its last
+/// fragment (More-Fragments clear, an offset), else `None`.
+pub fn last_fragment_total(frame: &[u8]) -> Option<usize> {
+    let ip = ipv4(frame)?;
+    if ip.more_frags() || ip.frag_offset() == 0 {
+        return None;
+    }
+    let len = usize::from(ip.total_len()).checked_sub(usize::from(ip.header_len()))?;
+    Some(usize::from(ip.frag_offset()) + len)
 }
 
 /// Cut the IPv4 packet in Ethernet frame `frame` into fragments that fit
@@ -178,6 +183,55 @@ pub fn rebuild(frames: &[&[u8]]) -> Vec<u8> {
     out
 }
 
+/// Raise the MSS option of a TCP SYN in Ethernet frame `frame` to `mss`
+/// (if it is lower) and refill the TCP checksum; returns whether it changed
+/// the frame. The zero-copy driver sizes its segments by its own virtual
+/// interface (one page per packet, cut into standard fragments that any
+/// IPv4 receiver reassembles), not by the MSS an unprepared peer derives
+/// from its 1500-byte MTU (the study's section 5.3 sender that "dumps
+/// fragmented 4 KByte TCP packets to an unprepared standard Linux receiver").
+pub fn raise_syn_mss(frame: &mut [u8], mss: u16) -> bool {
+    let Some(ip) = ipv4(frame) else { return false };
+    if ip.next_header() != IpProtocol::Tcp || ip.more_frags() || ip.frag_offset() != 0 {
+        return false;
+    }
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    let start = ETH_HEADER + usize::from(ip.header_len());
+    let end = ETH_HEADER + usize::from(ip.total_len());
+    if end > frame.len() || start >= end {
+        return false;
+    }
+    let Ok(mut tcp) = TcpPacket::new_checked(&mut frame[start..end]) else { return false };
+    if !tcp.syn() {
+        return false;
+    }
+    let options = tcp.options_mut();
+    let mut i = 0;
+    let mut changed = false;
+    while i < options.len() {
+        match options[i] {
+            0 => break,
+            1 => i += 1,
+            kind => {
+                let Some(&len) = options.get(i + 1) else { break };
+                let len = usize::from(len);
+                if len < 2 || i + len > options.len() {
+                    break;
+                }
+                if kind == 2 && len == 4 && u16::from_be_bytes([options[i + 2], options[i + 3]]) < mss {
+                    options[i + 2..i + 4].copy_from_slice(&mss.to_be_bytes());
+                    changed = true;
+                }
+                i += len;
+            }
+        }
+    }
+    if changed {
+        tcp.fill_checksum(&src.into(), &dst.into());
+    }
+    changed
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -263,7 +317,30 @@ pub(crate) mod tests {
         // A standard (unfragmented) segment.
         assert_eq!(check_train(&[&tcp_frame(1448)], &g), Check::Mismatch);
         assert!(is_fragment(&frags[2]) && !is_fragment(&ack));
-        assert_eq!(g.displaced(0, 1514), 1514 - 66);
-        assert_eq!(g.displaced(1, 60), 26);
+        assert_eq!(last_fragment_total(&frags[2]), Some(4096 + 32));
+        assert_eq!((last_fragment_total(&frags[0]), last_fragment_total(&ack)), (None, None));
+        assert_eq!((g.header_at(0), g.header_at(1)), (66, 34));
+    }
+
+    #[test]
+    fn a_syn_gets_the_page_mss_and_a_valid_checksum_other_frames_stay() {
+        use smoltcp::wire::{IpAddress, Ipv4Address};
+        // SYN with MSS 1460 (options: MSS, NOP, NOP, timestamps).
+        let mut f = tcp_frame(0);
+        f[ETH_HEADER + IP_HEADER + 13] = 0x02; // flags: SYN
+        f[ETH_HEADER + IP_HEADER + 20..ETH_HEADER + IP_HEADER + 24].copy_from_slice(&[2, 4, 0x05, 0xb4]);
+        let src = IpAddress::Ipv4(Ipv4Address::new(10, 0, 0, 1));
+        let dst = IpAddress::Ipv4(Ipv4Address::new(10, 0, 0, 2));
+        TcpPacket::new_unchecked(&mut f[ETH_HEADER + IP_HEADER..]).fill_checksum(&src, &dst);
+        assert!(raise_syn_mss(&mut f, 4108));
+        let tcp = TcpPacket::new_checked(&f[ETH_HEADER + IP_HEADER..]).unwrap();
+        assert_eq!(&tcp.options()[..4], &[2, 4, 0x10, 0x0c]);
+        assert!(tcp.verify_checksum(&src, &dst));
+        // Already large enough, or not a SYN: untouched.
+        assert!(!raise_syn_mss(&mut f, 4000));
+        let mut ack = tcp_frame(100);
+        let before = ack.clone();
+        assert!(!raise_syn_mss(&mut ack, 4108));
+        assert_eq!(ack, before);
     }
 }

@@ -10,8 +10,9 @@
 //!        descriptors (headers guessed) ─▶ one interrupt per train (or timeout)
 //!        ─▶ driver checks the train ─▶ hit: rebuilt 4 KB packet to the stack
 //!                                   └▶ miss: stop RX DMA (back pressure),
-//!                                      re-initialise the list, copy the
-//!                                      displaced data, frames to the stack
+//!                                      re-initialise the list, restart it;
+//!                                      then copy each frame out of the
+//!                                      speculative buffers to the stack
 //!  read: whole aligned pages remapped (or handed over as fbufs), the rest copied
 //! ```
 //!
@@ -49,13 +50,26 @@ pub struct ZeroCopyStats {
     pub spec_hits: u64,
     /// Speculations that failed (each costs a list re-initialisation and a cleanup copy).
     pub spec_misses: u64,
+    /// Cleanup step 1a: receive DMA stopped (once per failed speculation).
+    pub rx_stops: u64,
+    /// Cleanup step 1b: speculative descriptor list re-initialised.
+    pub list_reinits: u64,
+    /// Cleanup step 1c: receive DMA restarted after the re-initialisation.
+    pub rx_restarts: u64,
+    /// Time the receive DMA stood stopped for cleanups, ns.
+    pub rx_stopped_ns: u64,
+    /// Cleanup step 2: frames copied out of the speculative buffers into
+    /// fresh socket buffers and passed to the regular stack.
+    pub cleanup_frames: u64,
+    /// Rebuilt pages TCP checksummed in software (`zero_copy.rx_checksum`).
+    pub rx_checksummed: u64,
     /// Of the misses, trains still incomplete when the timeout expired.
     pub spec_timeouts: u64,
     /// Small frames that fitted the first header buffer and were passed on without breaking the speculation.
     pub spec_bypassed: u64,
     /// Frames the match CAM sent to the regular list.
     pub cam_regular: u64,
-    /// Bytes copied out of the speculative buffers after misses.
+    /// Bytes copied out of the speculative buffers after misses (whole frames).
     pub cleanup_bytes: u64,
     /// Packets delivered to the stack without a defragmenting copy (= hits).
     pub zero_copy_packets: u64,
@@ -86,6 +100,12 @@ pub struct ZeroCopyStats {
     pub admission_rtt_ns_total: u64,
     /// Page trains held back because their sender was not admitted (throttling).
     pub throttled: u64,
+    /// Fast_NAck frames received that answered no request: the receiver
+    /// gave its slot to another sender (revoking ours if we were fast).
+    pub fast_revoked: u64,
+    /// Peer SYNs whose MSS option the fragmenting driver raised to its own
+    /// page-sized MSS (an unprepared peer advertises 1460).
+    pub mss_raised: u64,
 }
 
 /// EtherType of the admission control frames: 0x88B6, the second IEEE 802
@@ -123,12 +143,20 @@ pub(super) struct ZeroCopy {
     /// IP MTU of the physical link.
     link_mtu: usize,
     guess: Guess,
+    /// The MSS the virtual interface advertises (one page of data plus TCP options).
+    own_mss: u16,
     /// Identification of the next datagram the driver fragments.
     ident: u16,
     /// Misses whose cleanup is still running: RX DMA stays stopped.
     stopped: u32,
+    /// When the receive DMA was stopped (while `stopped > 0`).
+    stopped_at: Option<Time>,
     /// The fbuf pool is mapped.
     fbufs_ready: bool,
+    /// Received page-sized TCP segments (a rebuilt train, or a datagram IP
+    /// reassembled) not yet read: only these can be remapped or handed
+    /// over as fbufs; data that came in smaller segments is copied.
+    rx_pages: u64,
     cam: Option<MatchCam>,
     /// Sender: admission state per peer MAC address.
     peers: BTreeMap<[u8; 6], Peer>,
@@ -184,9 +212,12 @@ impl ZeroCopy {
             cfg: cfg.clone(),
             link_mtu,
             guess,
+            own_mss: (cfg.page.0 as usize + tcp_header - 20).min(usize::from(u16::MAX)) as u16,
             ident: 1,
             stopped: 0,
+            stopped_at: None,
             fbufs_ready: false,
+            rx_pages: 0,
             cam,
             peers: BTreeMap::new(),
             fast: None,
@@ -210,6 +241,14 @@ impl ZeroCopy {
     /// (as many frames as a page takes) or the timeout after the first.
     pub(super) fn moderation(&self) -> Option<(u32, Dur)> {
         self.cfg.speculate.then(|| (self.guess.max_fragments() as u32, self.cfg.timeout.dur()))
+    }
+
+    /// A datagram of `ip_payload` bytes reached the stack: one more page to
+    /// read without a copy if it carries a whole page of TCP data.
+    fn credit_datagram(&mut self, ip_payload: usize) {
+        if ip_payload >= self.cfg.page.0 as usize + self.guess.tcp_header {
+            self.rx_pages += 1;
+        }
     }
 
     /// Fragments the driver cuts `frame` into (None: sent as is).
@@ -281,7 +320,13 @@ impl Timed {
         let page = z.cfg.page.0;
         // Pages only exist as whole packets when the driver fragments
         // page-sized segments, and only an aligned buffer can take them.
-        let pages = if z.cfg.fragment && z.cfg.aligned { bytes / page } else { 0 };
+        let mut pages = if z.cfg.fragment && z.cfg.aligned { bytes / page } else { 0 };
+        if matches!(op, Op::Read { .. }) {
+            // The study's condition 3: the data must sit in a zero-copy
+            // socket buffer, i.e. have arrived as a page-sized segment.
+            pages = pages.min(z.rx_pages);
+            z.rx_pages -= pages;
+        }
         let copied = bytes - pages * page;
         if copied > 0 {
             z.stats.copy_fallbacks += 1;
@@ -312,6 +357,9 @@ impl Timed {
     /// reassembly copies the fragments into one buffer).
     fn zc_normal_pieces(&mut self, frame: &[u8], core: usize) -> Vec<(Layer, u64)> {
         let s = shape(frame);
+        if let (Some(total), Some(z)) = (frag::last_fragment_total(frame), self.zc.as_mut()) {
+            z.credit_datagram(total);
+        }
         let mut pieces = self.rx_pieces(s, core);
         if frag::is_fragment(frame) {
             let copy = self.timing.copy_cycles(s.payload, false);
@@ -324,8 +372,13 @@ impl Timed {
     }
 
     /// Sort the frames of a batch into units. Frames of an incomplete train
-    /// younger than the timeout go back to the ring (the driver waits for the rest).
+    /// go back to the ring (the driver waits for the rest) while the train
+    /// is younger than the timeout or more frames wait in the NIC.
     fn zc_plan(&mut self, frames: Vec<(Time, Vec<u8>)>, now: Time) -> Vec<Unit> {
+        // Frames still in the NIC (its FIFO, or held on the link by back
+        // pressure) may be the rest of a train: the DMA was stopped for a
+        // cleanup or the ring ran out of descriptors, not the sender.
+        let waiting = !self.nic.rx_fifo.is_empty() || !self.nic.rx_held.is_empty();
         let z = self.zc.as_mut().expect("a zero-copy host");
         let mut units = Vec::new();
         if !z.cfg.speculate {
@@ -353,7 +406,7 @@ impl Timed {
             }
         }
         if let Some((first, _)) = train.first() {
-            if now >= *first + z.cfg.timeout.dur() {
+            if now >= *first + z.cfg.timeout.dur() && !waiting {
                 z.stats.spec_timeouts += 1;
                 units.push(Unit::Miss(train.into_iter().map(|(_, f)| f).collect()));
             } else {
@@ -404,31 +457,52 @@ impl Sim {
                     z.stats.spec_hits += 1;
                     z.stats.zero_copy_packets += 1;
                     let check = z.cfg.spec_check;
+                    let sum = z.cfg.rx_checksum;
+                    if sum {
+                        z.stats.rx_checksummed += 1;
+                    }
                     let refs: Vec<&[u8]> = train.iter().map(Vec::as_slice).collect();
                     let packet = frag::rebuild(&refs);
-                    let mut pieces = t.rx_pieces(shape(&packet), core);
+                    let s = shape(&packet);
+                    let z = t.zc.as_mut().expect("zero-copy host");
+                    z.credit_datagram(s.payload as usize);
+                    let mut pieces = t.rx_pieces(s, core);
                     let driver = t.timing.cycles_on(core, t.timing.costs.driver_rx);
                     pieces.push((Layer::Driver, driver * (train.len() as u64 - 1)));
                     pieces.push((Layer::Driver, t.timing.cycles_on(core, check)));
+                    if sum {
+                        // TCP reads the whole segment the NIC wrote (cold) to sum it.
+                        pieces.push((Layer::Checksum, t.timing.checksum_cycles_on(core, s.payload)));
+                    }
                     jobs.push(
                         Job::new(Class::Softirq, pieces, Next::RxDeliver(packet, 1)).for_msg(msg).on(Path::Receive),
                     );
                 }
                 Unit::Miss(train) => {
+                    // The study's cleanup (section 5.3): (1) stop reception,
+                    // re-initialise the descriptor list and restart it; (2)
+                    // copy the scattered fragments out of the zero-copy
+                    // buffers and pass them to the regular IP stack. The
+                    // restart does not wait for the copies.
                     let z = t.zc.as_mut().expect("zero-copy host");
                     z.stats.spec_misses += 1;
+                    z.stats.rx_stops += 1;
+                    z.stats.list_reinits += 1;
+                    if z.stopped == 0 {
+                        z.stopped_at = Some(now);
+                    }
                     z.stopped += 1;
-                    let displaced: usize = train.iter().enumerate().map(|(k, f)| z.guess.displaced(k, f.len())).sum();
-                    z.stats.cleanup_bytes += displaced as u64;
                     let (check, reinit) = (z.cfg.spec_check, z.cfg.list_reinit);
-                    let pieces = vec![
-                        (Layer::Driver, t.timing.cycles_on(core, check) + t.timing.cycles_on(core, reinit)),
-                        (Layer::Copy, t.timing.copy_cycles(displaced as u64, false)),
-                    ];
+                    let pieces =
+                        vec![(Layer::Driver, t.timing.cycles_on(core, check) + t.timing.cycles_on(core, reinit))];
                     jobs.push(Job::new(Class::Softirq, pieces, Next::SpecResume).for_msg(msg).on(Path::Receive));
                     for f in train {
                         let t = self.timed(h);
-                        let pieces = t.zc_normal_pieces(&f, core);
+                        let z = t.zc.as_mut().expect("zero-copy host");
+                        z.stats.cleanup_frames += 1;
+                        z.stats.cleanup_bytes += f.len() as u64;
+                        let mut pieces = vec![(Layer::Copy, t.timing.copy_cycles(f.len() as u64, false))];
+                        pieces.extend(t.zc_normal_pieces(&f, core));
                         jobs.push(
                             Job::new(Class::Softirq, pieces, Next::RxDeliver(f, 1)).for_msg(msg).on(Path::Receive),
                         );
@@ -439,10 +513,17 @@ impl Sim {
         taken - kept
     }
 
-    /// A cleanup finished: RX DMA may run again once every cleanup has.
+    /// A cleanup re-initialised the list: RX DMA restarts once every
+    /// pending cleanup has done so.
     pub(super) fn zc_resume(&mut self, h: usize, now: Time) {
         if let Some(z) = self.timed(h).zc.as_mut() {
             z.stopped -= 1;
+            z.stats.rx_restarts += 1;
+            if z.stopped == 0 {
+                if let Some(at) = z.stopped_at.take() {
+                    z.stats.rx_stopped_ns += now.since(at).0 / 1000;
+                }
+            }
         }
         self.nic_rx_kick(h, now);
     }
@@ -598,8 +679,11 @@ impl Sim {
     /// A frame reached host `h`'s NIC: a control frame goes to the driver
     /// (handled after the turnaround); any other refreshes the receiver's
     /// view of its fast sender. Returns the frame if the stack should see it.
-    pub(super) fn zc_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) -> Option<Vec<u8>> {
+    pub(super) fn zc_arrive(&mut self, h: usize, mut frame: Vec<u8>, now: Time) -> Option<Vec<u8>> {
         let Some(z) = self.timed(h).zc.as_mut() else { return Some(frame) };
+        if z.cfg.fragment && frag::raise_syn_mss(&mut frame, z.own_mss) {
+            z.stats.mss_raised += 1;
+        }
         if z.cfg.admission == AdmissionMode::Off && !is_admission(&frame) {
             return Some(frame);
         }
@@ -620,33 +704,56 @@ impl Sim {
     pub(super) fn on_admission(&mut self, h: usize, f: Vec<u8>, now: Time) -> Result<(), crate::Error> {
         let mac = self.hosts[h].mac.0;
         let from = mac_at(&f, 6);
-        let Some(z) = self.timed(h).zc.as_mut() else { return Ok(()) };
+        let t = self.timed(h);
+        // Frames still in the NIC (or held on the link by our back pressure)
+        // mean the fast sender is not silent: we are holding it back.
+        let holding = !t.nic.rx_fifo.is_empty() || !t.nic.rx_held.is_empty();
+        let Some(z) = t.zc.as_mut() else { return Ok(()) };
         match f[14] {
             FAST_REQ => {
                 let idle = z.cfg.admission_idle.dur();
-                let busy = z.fast.is_some_and(|(p, seen)| p != from && now < seen + idle);
+                let busy = z.fast.is_some_and(|(p, seen)| p != from && (holding || now < seen + idle));
+                // Only one stream is fast: a slot handed to a new sender is
+                // taken from the silent one (a Fast_NAck revokes it).
+                let mut revoke = None;
                 let kind = if busy || !z.cfg.speculate {
                     z.stats.fast_nacks_sent += 1;
                     FAST_NACK
                 } else {
+                    revoke = z.fast.map(|(p, _)| p).filter(|p| *p != from);
                     z.fast = Some((from, now));
                     z.stats.fast_acks_sent += 1;
                     FAST_ACK
                 };
+                if let Some(old) = revoke {
+                    z.stats.fast_nacks_sent += 1;
+                    self.zc_send_control(h, control_frame(old, mac, FAST_NACK), now)?;
+                }
                 self.zc_send_control(h, control_frame(from, mac, kind), now)?;
             }
             kind @ (FAST_ACK | FAST_NACK) => {
                 let retry = z.cfg.admission_retry.dur();
                 if let Some(p) = z.peers.get_mut(&from) {
-                    if let Admission::Pending(asked) = p.state {
-                        z.stats.admission_rtt_ns_total += now.since(asked).0 / 1000;
-                        if kind == FAST_ACK {
-                            z.stats.fast_admitted += 1;
-                            p.state = Admission::Fast;
-                        } else {
-                            z.stats.fast_refused += 1;
-                            p.state = Admission::Refused(now + retry);
+                    match p.state {
+                        Admission::Pending(asked) => {
+                            z.stats.admission_rtt_ns_total += now.since(asked).0 / 1000;
+                            if kind == FAST_ACK {
+                                z.stats.fast_admitted += 1;
+                                p.state = Admission::Fast;
+                            } else {
+                                z.stats.fast_refused += 1;
+                                p.state = Admission::Refused(now + retry);
+                            }
                         }
+                        // The receiver gave the fast slot to another sender
+                        // (while we were fast, or after it had refused us).
+                        Admission::Fast | Admission::Refused(_) if kind == FAST_NACK => {
+                            z.stats.fast_revoked += 1;
+                            if p.state == Admission::Fast {
+                                p.state = Admission::Refused(now + retry);
+                            }
+                        }
+                        _ => {}
                     }
                 }
                 self.nic_tx_kick(h, now);

@@ -82,7 +82,7 @@ fn speculation_hits_every_page_without_interference() {
     assert_eq!(rx.zero_copy_packets, rx.spec_hits);
     // Only the handshake's SYN (74 bytes, above the 66-byte header buffer) may spill.
     assert!(rx.spec_misses <= 1 && rx.spec_timeouts == 0, "{rx:?}");
-    assert!(rx.cleanup_bytes <= 16, "{rx:?}");
+    assert!(rx.cleanup_bytes <= 74, "{rx:?}");
     assert_eq!(rx.defrag_copy_bytes, 0, "no fragment went through IP reassembly: {rx:?}");
     // One receive interrupt per train, not per frame (the standard stack
     // takes more than one per frame here, its ACKs' send completions included).
@@ -101,42 +101,101 @@ fn zero_copy_ranks_fbufs_over_remap_over_the_standard_stack() {
         (get("standard"), get("spec-only"), get("zc-os-only"), get("both-remap"), get("both-fbufs"));
     let (s, sp, o, rm, fb) = (mbps(&std), mbps(&spec), mbps(&os), mbps(&remap), mbps(&fbufs));
     eprintln!("standard {s:.1}, spec-only {sp:.1}, zc-os-only {o:.1}, both-remap {rm:.1}, both-fbufs {fb:.1} MB/s");
-    for (name, r) in
-        [("standard", &std), ("spec-only", &spec), ("zc-os-only", &os), ("both-remap", &remap), ("both-fbufs", &fbufs)]
-    {
-        eprintln!(
-            "{name}: receiver CPU {:.3}, sender CPU {:.3}",
-            timing(r, 1).cpu_utilization,
-            timing(r, 0).cpu_utilization
-        );
-    }
-    assert!(sp > 1.1 * s, "speculation removes the defragmenting copy and most interrupts: {sp:.1} vs {s:.1}");
-    assert!(rm > 1.5 * s, "no copy at all: {rm:.1} vs {s:.1}");
-    // Both zero-copy variants end at the sender's PCI bus; fbufs may lose
-    // its one-time set-up there but must spend less receiver CPU per byte.
-    assert!(fb >= 0.99 * rm, "fbufs {fb:.1} vs remap {rm:.1}");
-    let per_byte = |r: &Report| timing(r, 1).cpu_utilization / mbps(r);
-    assert!(per_byte(&fbufs) < per_byte(&remap), "fbufs are cheaper per page than remapping");
+    assert!(sp > s, "speculation removes the defragmenting copy and most interrupts: {sp:.1} vs {s:.1}");
+    // The CPU-bound receiver's ring runs dry mid-train: the train waits for
+    // its rest (still in the NIC) instead of timing out.
+    assert_eq!(zc(&spec, 1).spec_timeouts, 0, "{:?}", zc(&spec, 1));
+    assert!(zc(&spec, 1).spec_misses <= 1, "only the SYN may spill: {:?}", zc(&spec, 1));
+    assert!(rm > 1.4 * s && fb > rm, "no copy at all: {fb:.1} / {rm:.1} vs {s:.1}");
     // Without speculation the defragmenting copy remains; without a zero-copy OS the read copies.
     assert!(zc(&os, 1).defrag_copy_bytes >= 32 * 1024 * 1024);
-    assert!(copy_cycles(&spec, 1) > 100 * copy_cycles(&remap, 1), "spec-only still copies at the socket");
-    assert!(copy_cycles(&remap, 1) < 100_000, "both: whole pages move without a copy");
+    assert!(copy_cycles(&spec, 1) > 20 * copy_cycles(&remap, 1), "spec-only still copies at the socket");
+    // Both: whole pages move without a copy; only the data of the few
+    // window-limited segments shorter than a page is copied (under 5 %).
+    assert!(copy_cycles(&remap, 1) * 20 < copy_cycles(&spec, 1), "{} copy cycles", copy_cycles(&remap, 1));
+    assert!(zc(&remap, 1).zero_copy_pages * 100 >= 95 * 8192, "{:?}", zc(&remap, 1));
+}
+
+/// Remapping is slower than fast buffers because its mapping work lands on
+/// every page during the transfer (study, section 5.2), while the fbuf pool
+/// is mapped once: the receiver's CPU is the bottleneck in both, not the
+/// PCI bus, and the throughput gap is the gap in its cycles per byte, which
+/// sits in the socket layer, page by page.
+#[test]
+fn remapping_is_slower_than_fast_buffers_because_it_maps_every_page_during_the_transfer() {
+    let remap = run(&scenario("both-remap", "32MiB"));
+    let fbufs = run(&scenario("both-fbufs", "32MiB"));
+    let (rm, fb) = (mbps(&remap), mbps(&fbufs));
+    assert!(fb > 1.03 * rm, "fbufs {fb:.1} MB/s, remap {rm:.1} MB/s");
+    for (name, r) in [("remap", &remap), ("fbufs", &fbufs)] {
+        let rx = timing(r, 1);
+        assert!(rx.cpu_utilization > 0.95, "{name}: the receiver's CPU bounds it ({:.3})", rx.cpu_utilization);
+        assert!(timing(r, 0).bus_utilization < 0.9, "{name}: the sender's PCI bus does not");
+    }
+    let socket = |r: &Report| {
+        let pages = zc(r, 1).zero_copy_pages as f64;
+        assert!(pages >= 0.95 * 8192.0, "whole pages move without a copy: {:?}", zc(r, 1));
+        *timing(r, 1).cycles.get("socket").unwrap_or(&0) as f64 / pages
+    };
+    // kurmann-pii-400: remap_page 1500 + 20 x 45, fbuf_page 300 + 4 x 45 cycles.
+    let per_page = (1500.0 + 20.0 * 45.0) - (300.0 + 4.0 * 45.0);
+    let gap = socket(&remap) - socket(&fbufs);
+    assert!(gap >= per_page, "remap's socket layer costs {gap:.0} cycles more per page, expected >= {per_page}");
+    let per_byte = |r: &Report| timing(r, 1).cycles.values().sum::<u64>() as f64 / r.summary.payload_bytes as f64;
+    // The receiver's cycles per byte explain the gap: fbufs' receiver idles
+    // a few per cent (its CPU is at 96 %), so the ratio falls a little short.
+    let predicted = per_byte(&remap) / per_byte(&fbufs);
+    let ratio = fb / rm;
+    assert!(
+        ratio <= predicted * 1.01 && ratio - 1.0 > 0.5 * (predicted - 1.0),
+        "throughput {ratio:.3}, cycles {predicted:.3}"
+    );
+}
+
+/// A failed speculation runs the study's cleanup (section 5.3): the
+/// reception is stopped, the descriptor list re-initialised and the
+/// reception restarted, and the scattered fragments are copied out of the
+/// zero-copy buffers and passed to the regular stack.
+#[test]
+fn a_failed_speculation_stops_reinitialises_restarts_and_copies() {
+    let text = scenario("interference-100", "2MiB").replace("over = \"5.2s\"", "over = \"15ms\"");
+    let r = run(&text);
+    assert!(r.summary.verified && r.summary.payload_bytes == 2 * 1024 * 1024);
+    let rx = zc(&r, 1);
+    assert!(rx.spec_misses >= 20, "interferers inside trains break them: {rx:?}");
+    assert_eq!(rx.rx_stops, rx.spec_misses, "(1) every miss stops the reception");
+    assert_eq!(rx.list_reinits, rx.spec_misses, "(1) and re-initialises the list");
+    assert_eq!(rx.rx_restarts, rx.spec_misses, "(1) and restarts the reception");
+    // Stopped at least for the check and the re-initialisation: 300 + 4 x 45
+    // and 3000 + 40 x 45 cycles at 400 MHz = 13.2 us (kurmann-pii-400).
+    assert!(rx.rx_stopped_ns >= rx.spec_misses * 13_200, "{rx:?}");
+    // (2) every frame of a failed train is copied out and handed to the stack.
+    assert!(rx.cleanup_frames >= rx.spec_misses && rx.cleanup_bytes >= 60 * rx.cleanup_frames, "{rx:?}");
+    let copied_at = |r: &Report| copy_cycles(r, 1) as f64 * 400e6_f64.recip() * 92e6;
+    assert!(copied_at(&r) >= rx.cleanup_bytes as f64 * 0.99, "the cleanup copy is paid at memcpy speed");
+    let clean = run(&scenario("both-fbufs", "2MiB"));
+    assert!(mbps(&r) < mbps(&clean), "cleanups cost bandwidth");
 }
 
 #[test]
 fn fallbacks_work_standard_sender_to_zero_copy_receiver_always_cleans_up() {
     let std = run(&scenario("standard", "8MiB"));
     let zc_to_std = run(&scenario("fallback-zc-to-std", "8MiB"));
-    // The standard receiver advertises MSS 1460: the sender never makes page-sized segments.
-    assert_eq!(zc(&zc_to_std, 0).tx_fragmented, 0);
+    // The standard receiver advertises MSS 1460; the fragmenting driver
+    // raises it to its page MSS, so the sender dumps fragmented pages that
+    // the standard receiver reassembles: no penalty (study, section 5.3).
+    let tx = zc(&zc_to_std, 0);
+    assert_eq!(tx.mss_raised, 1, "{tx:?}");
+    assert!(tx.tx_fragmented >= 8 * 1024 * 1024 / 4096, "every page goes out as fragments: {tx:?}");
+    assert!(zc_to_std.summary.verified);
     let ratio = mbps(&zc_to_std) / mbps(&std);
-    assert!((0.9..1.2).contains(&ratio), "zero-copy sender to standard receiver at {ratio:.2} x standard speed");
+    assert!((1.0..1.2).contains(&ratio), "zero-copy sender to standard receiver at {ratio:.2} x standard speed");
     let std_to_zc = run(&scenario("fallback-std-to-zc", "8MiB"));
     let rx = zc(&std_to_zc, 1);
     let data_frames = 8 * 1024 * 1024 / 1448;
     assert_eq!(rx.spec_hits, 0);
     assert!(rx.spec_misses >= data_frames, "every standard data frame breaks the speculation: {rx:?}");
-    assert!(rx.cleanup_bytes >= 8 * 1024 * 1024, "the displaced data is copied away: {rx:?}");
+    assert!(rx.cleanup_bytes >= 8 * 1024 * 1024, "every frame is copied out of the speculative buffers: {rx:?}");
     assert!(timing(&std_to_zc, 1).nic.pauses > 0, "the link is held while the driver cleans up");
     assert!(mbps(&std_to_zc) < mbps(&std), "cleanup makes it slower than standard");
 }
@@ -208,7 +267,7 @@ proptest::proptest! {
         cam in 0usize..3,
     ) {
         let mut text = scenario("interference-100", "1MiB")
-            .replace("frames = 100, over = \"4s\"", &format!("frames = {frames}, over = \"12ms\""))
+            .replace("frames = 100, over = \"5.2s\"", &format!("frames = {frames}, over = \"12ms\""))
             .replace("seed = 1", &format!("seed = {seed}"))
             .replace("mtu = \"1500B\"", &format!("mtu = \"1500B\"\nimpairments = {{ reorder = {reorder} }}"));
         if cam > 0 {
