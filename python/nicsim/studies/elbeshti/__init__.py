@@ -34,6 +34,7 @@ from pathlib import Path
 from nicsim.campaign.executors import Executor
 from nicsim.studies.framework import Section, Study
 
+from .calibration import compared
 from .experiments import CLASSES, DMA_FIXED_HZ, DMA_RATIO, SIZES, STUDY_BUSY, compute, data
 from .report import INTRO, budget, host, host_engine, lro_traffic, minclock, tables
 
@@ -48,6 +49,7 @@ STUDY = Study(
         Section("Experiment 2: per-packet time budget (preamble/SFD 8 B + gap 12 B)", [], budget),
         Section("Experiment 3: core cycles per packet (Tables I and II)", [], tables),
         Section("Experiment 4: minimum core clock at 100 Gbps (Figure 6) and where idle vanishes", [], minclock),
+        Section("Table I, Table II and the minimum clocks: published and nicsim", [], compared),
         Section("Experiment 5: the LRO engine on nicsim traffic", [], lro_traffic),
         Section("Experiment 6 (nicsim's): the NIC engine in a whole host", [], host_engine),
     ],

@@ -17,8 +17,30 @@ from nicsim import _core
 from . import hostsim, traffic
 
 CLASSES = ["BOM", "COM", "EOM", "SSM", "OOP"]
-STUDY_BUSY = {"BOM": 22, "COM": 29, "EOM": 28, "SSM": 17, "OOP": 32}
-"""Busy instructions per class (the study's Table II: total minus idle)."""
+STUDY_BUSY = {"BOM": 22, "COM": 29, "EOM": 28, "SSM": 17, "OOP": 34}
+"""Busy instructions per class (the study's Table I: total minus idle; OOP
+is 34 at 1500 and 1024 B, 32 at 512 B)."""
+TABLE_I = {
+    "SSM": {1500: (52, 35), 1024: (40, 23), 512: (27, 10)},
+    "BOM": {1500: (52, 30), 1024: (40, 18), 512: (27, 5)},
+    "COM": {1500: (56, 27), 1024: (44, 15), 512: (31, 2)},
+    "EOM": {1500: (56, 28), 1024: (44, 16), 512: (31, 3)},
+    "OOP": {1500: (59, 25), 1024: (47, 13), 512: (32, 0)},
+}
+"""The study's Table I (DMA at 5x the core clock): (total, idle) RISC
+cycles per class and IP packet size, as published: the calibration set."""
+FITTED = {"word_cycles": 1, "prologue": 15, "prologue_free": 2}
+"""The core model's knobs (``nic::risc::CoreConfig::study``): DMA clocks the
+DMA holds the bus per 64-bit word (fitted), instructions before the move
+(the study's 15), bus-free instructions kept in them (fitted)."""
+CONVENTIONS = {
+    "38 B (study: header 14 + FCS 4 + preamble 8 + gap 12)": {"framing": 18, "preamble": 8, "ifg": 12},
+    "20 B (preamble 8 + gap 12)": {"framing": 0, "preamble": 8, "ifg": 12},
+    "0 B (IP packet only)": {"framing": 0, "preamble": 0, "ifg": 0},
+}
+"""Wire bytes per IP packet the line-rate solver can count; the study's
+812,743.82 packets/s at 10 Gbps and 123.04 ns at 100 Gbps are 1538 B per
+1500-byte packet, the first."""
 SIZES = [512, 1024, 1500]
 """IP packet sizes of the study's tables (1500 B carries the 1460-byte maximum segment)."""
 FIG6_SIZES = [256, 384, 512, 640, 768, 896, 1024, 1152, 1280, 1408, 1500]
@@ -69,7 +91,6 @@ def compute() -> dict[str, Any]:
         budget.append(row)
 
     minclock = []
-    fixed_clock: dict[int, int] = {}
     for size in sorted(set(SIZES) | set(FIG6_SIZES)):
         for label, dma in (("ratio 5x", {"dma_ratio": DMA_RATIO}), ("3759 MHz", {"dma_clock_hz": DMA_FIXED_HZ})):
             m = _core.risc_min_clock(size, 100 * GBPS, packets=PACKETS, **dma)
@@ -95,8 +116,6 @@ def compute() -> dict[str, Any]:
                     busy_share=round(check["busy_share"], 4),
                     idle_share=round(check["idle_share"], 4),
                 )
-                if label == "3759 MHz":
-                    fixed_clock[size] = m["clock_hz"]
             minclock.append(row)
         if size in SIZES:
             for label, dma in (("ratio 5x", {"dma_ratio": DMA_RATIO}), ("3759 MHz", {"dma_clock_hz": DMA_FIXED_HZ})):
@@ -125,10 +144,29 @@ def compute() -> dict[str, Any]:
                     }
                 )
 
+    # Per class: the lowest clock a stream of that class alone sustains at
+    # 100 Gbps with the DMA at 3759 MHz; a size's clock (Table II's column)
+    # is the highest of them, the one that sustains every class.
+    class_clock = []
+    for conv, line in CONVENTIONS.items():
+        for size in SIZES:
+            for cls in CLASSES:
+                m = _core.risc_min_clock(size, 100 * GBPS, dma_clock_hz=DMA_FIXED_HZ, packets=PACKETS, pattern=[cls],
+                                         **line)
+                class_clock.append({"convention": conv, "size": size, "class": cls, "min_clock_mhz": m["clock_mhz"],
+                                    "drops_1mhz_below": m["drops_below"],
+                                    "arrival_interval_ns": round(m["arrival_interval_ns"], 3)})
+    study_conv = next(iter(CONVENTIONS))
+    size_clock = {
+        size: 1_000_000 * max(r["min_clock_mhz"] for r in class_clock if r["size"] == size and r["convention"] == study_conv)
+        for size in SIZES
+    }
+    idle_1x = {(r["class"], size): r["idle"] for size in SIZES for r in _core.risc_cycles(size, dma_ratio=1.0)}
+
     tables = []
     for table, clock_of, dma in (
         ("I", lambda s: 1_000_000_000, {"dma_ratio": DMA_RATIO}),
-        ("II", lambda s: fixed_clock[s], {"dma_clock_hz": DMA_FIXED_HZ}),
+        ("II", lambda s: size_clock[s], {"dma_clock_hz": DMA_FIXED_HZ}),
     ):
         for size in SIZES:
             for r in _core.risc_cycles(size, core_clock_hz=clock_of(size), **dma):
@@ -143,10 +181,16 @@ def compute() -> dict[str, Any]:
                         "bus_cycles": r["bus_cycles"],
                         "dma_core_cycles": r["dma_core_cycles"],
                         "busy": r["busy"],
+                        "prologue": r["prologue"],
+                        "during": r["during"],
+                        "tail": r["tail"],
                         "overlapped": r["overlapped"],
                         "idle": r["idle"],
                         "total": r["total"],
                         "study_busy": STUDY_BUSY[r["class"]],
+                        "published_total": TABLE_I[r["class"]][size][0] if table == "I" else "",
+                        "published_idle": TABLE_I[r["class"]][size][1] if table == "I" else "",
+                        "idle_dma_1x": idle_1x[(r["class"], size)],
                         "idle_free_ratio": r["idle_free_ratio"],
                     }
                 )
@@ -162,7 +206,7 @@ def compute() -> dict[str, Any]:
                     "size": size,
                     "class": r["class"],
                     "bus_cycles": r["bus_cycles"],
-                    "overlappable": 7,
+                    "overlappable": r["during"],
                     "idle_free_ratio": vanish,
                     "idle_at_ratio": at["idle"],
                     "idle_at_99pct": below["idle"],
@@ -180,6 +224,7 @@ def compute() -> dict[str, Any]:
     segment = _core.risc_cycles(1500, dma_ratio=1.0, classes=["COM"])[0]
     lro = traffic.compute()
     return {
+        "class_clock": class_clock,
         "host": host,
         "budget": budget,
         "tables": tables,
