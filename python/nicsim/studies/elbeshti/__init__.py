@@ -18,12 +18,12 @@ Everything here comes from nicsim's core through ``nicsim._core``:
    (:mod:`nicsim.studies.elbeshti.traffic`).
 
 Built on :mod:`nicsim.studies.framework`: constants and the computation
-are in :mod:`.experiments`, the report's sections in :mod:`.report`; no
-section needs a cached run (experiments 5 and 6 run small scenarios of
-this package directly): the whole report takes a few seconds. The study's own numbers in nicsim's spec are the busy instruction
-counts, the 366-cycle move of a maximum segment, the 2927 cycles and
-812,743.82 packets/s; the published Table I/II totals and Figure 6 clocks
-are not in the spec, so nicsim's are predictions.
+are in :mod:`.experiments`, the report's sections in :mod:`.report` and
+:mod:`.calibration` (the compared numbers and the claims); no section
+needs a cached run (experiments 5 and 6 run small scenarios of this
+package directly): the whole report takes a few seconds. The calibration
+set is Table I (the core model's two fitted parameters are fitted to it);
+Table II, the minimum clocks and the host's LRO share are predictions.
 """
 
 from __future__ import annotations
