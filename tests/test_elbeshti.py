@@ -56,10 +56,10 @@ def test_report_has_every_table_and_figure(report: Path) -> None:
 def test_study_numbers_are_in_the_report(report: Path) -> None:
     text = (report / "report.md").read_text(encoding="utf-8")
     assert "812,743.82" in text
-    assert "366 bus cycles (183 read + 183 write" in text
+    assert "183 DMA clocks of bus" in text and "366 = 183 read + 183 write" in text
     assert "2927 cycles" in text
     # The busy counts, per class, in both tables.
-    for cls, busy in (("BOM", 22), ("COM", 29), ("EOM", 28), ("SSM", 17), ("OOP", 32)):
+    for cls, busy in (("BOM", 22), ("COM", 29), ("EOM", 28), ("SSM", 17), ("OOP", 34)):
         assert text.count(f"| {cls} | {busy} |") == 2, cls
 
 
@@ -74,9 +74,9 @@ def test_table_rows_match_the_bindings(report: Path) -> None:
         assert (int(r["busy"]), int(r["idle"]), int(r["total"])) == (b["busy"], b["idle"], b["total"]), r
         assert int(r["busy"]) == int(r["study_busy"])
         assert int(r["total"]) == int(r["busy"]) + int(r["idle"])
-    # The bus rule: 2 × ceil((size − 40) / 8) bus cycles.
+    # The bus rule: one DMA clock per 64-bit word of payload.
     for r in rows:
-        assert int(r["bus_cycles"]) == 2 * math.ceil((int(r["size"]) - 40) / 8)
+        assert int(r["bus_cycles"]) == math.ceil((int(r["size"]) - 40) / 8)
 
 
 def test_min_clock_rows_match_the_bindings_and_hold_at_the_edge(report: Path) -> None:
@@ -108,7 +108,7 @@ def test_host_rows_and_the_wire_overhead(report: Path) -> None:
 
 def test_idle_vanishes_at_the_reported_ratio(report: Path) -> None:
     for r in _rows(report / "ratios.csv"):
-        assert float(r["idle_free_ratio"]) == pytest.approx(int(r["bus_cycles"]) / 7, abs=1e-5)
+        assert float(r["idle_free_ratio"]) == pytest.approx(int(r["bus_cycles"]) / int(r["overlappable"]), abs=1e-5)
         assert int(r["idle_at_ratio"]) == 0 and int(r["idle_at_99pct"]) > 0
 
 
@@ -141,7 +141,89 @@ def test_bad_arguments_name_the_field() -> None:
     # A fixed DMA too slow for the line: no core clock helps, and the error says why.
     with pytest.raises(_core.ScenarioError) as e:
         _core.risc_min_clock(1500, 100 * GBPS, dma_clock_hz=1_000_000_000, packets=100)
-    assert e.value.path == "dma_clock_hz" and "366.0 ns" in e.value.reason
+    assert e.value.path == "dma_clock_hz" and "183.0 ns" in e.value.reason
+
+
+# --- Table I, Table II, minimum clocks: comparison.csv ----------------------
+
+TABLE_I = {
+    "ssm": {1500: (52, 35), 1024: (40, 23), 512: (27, 10)},
+    "bom": {1500: (52, 30), 1024: (40, 18), 512: (27, 5)},
+    "com": {1500: (56, 27), 1024: (44, 15), 512: (31, 2)},
+    "eom": {1500: (56, 28), 1024: (44, 16), 512: (31, 3)},
+    "oop": {1500: (59, 25), 1024: (47, 13), 512: (32, 0)},
+}
+"""The study's Table I as published (typed here, not imported from the study)."""
+
+
+def _comparison(report: Path) -> dict[str, dict[str, str]]:
+    return {r["id"]: r for r in _rows(report / "comparison.csv")}
+
+
+def test_comparison_has_every_required_row(report: Path) -> None:
+    c = _comparison(report)
+    assert c["host_lro.cpu_share_pct"]["role"] == "prediction"
+    assert float(c["host_lro.cpu_share_pct"]["nicsim"]) == pytest.approx(100 * 812_743.82 * 2927 / 4e9, abs=0.05)
+    for cls in TABLE_I:
+        for size in (512, 1024, 1500):
+            for what in ("total", "idle"):
+                assert c[f"table1.{what}.{cls}.{size}"]["role"] == "calibration"
+                t2 = c[f"table2.{what}.{cls}.{size}"]
+                assert t2["role"] == "prediction" and t2["published"] == ""
+    for size in (512, 1024, 1500):
+        assert c[f"min_clock_mhz.{size}"]["role"] == "prediction"
+    claims = [r for r in c.values() if r["role"] == "claim"]
+    assert len(claims) >= 6 and all(r["nicsim"] in ("0", "1") for r in claims)
+
+
+def test_every_table_one_cell_is_within_two_cycles(report: Path) -> None:
+    c = _comparison(report)
+    for cls, cells in TABLE_I.items():
+        for size, (total, idle) in cells.items():
+            got_total = float(c[f"table1.total.{cls}.{size}"]["nicsim"])
+            got_idle = float(c[f"table1.idle.{cls}.{size}"]["nicsim"])
+            assert abs(got_total - total) <= 2 and abs(got_idle - idle) <= 2, (cls, size, got_total, got_idle)
+            if idle:
+                assert float(c[f"table1.idle.{cls}.{size}"]["published"]) == idle
+    text = (report / "report.md").read_text(encoding="utf-8")
+    assert "| word_cycles |" in text and "| prologue_free |" in text
+
+
+def test_table_one_structure(report: Path) -> None:
+    c = _comparison(report)
+
+    def v(what: str, cls: str, size: int) -> float:
+        return float(c[f"table1.{what}.{cls}.{size}"]["nicsim"])
+
+    for size in (1024, 1500):
+        # Idle differs by class as the table's does: SSM > BOM > EOM > COM > OOP.
+        idle = [v("idle", k, size) for k in ("ssm", "bom", "eom", "com", "oop")]
+        assert idle == sorted(idle, reverse=True) and len(set(idle)) == 5, (size, idle)
+    for cls in TABLE_I:
+        totals = [v("total", cls, s) for s in (512, 1024, 1500)]
+        assert totals[0] < totals[1] < totals[2], cls
+
+
+def test_min_clocks_are_the_highest_class_clock_and_hold_at_the_edge(report: Path) -> None:
+    c = _comparison(report)
+    rows = _rows(report / "class-clock.csv")
+    study = [r for r in rows if r["convention"].startswith("38 B")]
+    for size in (512, 1024, 1500):
+        clocks = {r["class"]: int(r["min_clock_mhz"]) for r in study if int(r["size"]) == size}
+        found = int(float(c[f"min_clock_mhz.{size}"]["nicsim"]))
+        assert found == max(clocks.values()) == clocks["OOP"]
+        # The clock sustains an OOP stream, 1 MHz below does not, nor does a mixed stream drop above it.
+        at = _core.risc_simulate(size, 100 * GBPS, found * 10**6, dma_clock_hz=3_759_000_000, packets=4000,
+                                 pattern=["OOP"])
+        below = _core.risc_simulate(size, 100 * GBPS, (found - 1) * 10**6, dma_clock_hz=3_759_000_000,
+                                    packets=4000, pattern=["OOP"])
+        mixed = _core.risc_simulate(size, 100 * GBPS, found * 10**6, dma_clock_hz=3_759_000_000, packets=4000,
+                                    pattern=["BOM", "COM", "OOP", "EOM", "SSM"])
+        assert at["drops"] == 0 and below["drops"] > 0 and mixed["drops"] == 0, size
+    # Counting fewer wire bytes per packet shortens the interval: the clock rises.
+    for size in ("512", "1500"):
+        oop = [int(r["min_clock_mhz"]) for r in rows if r["size"] == size and r["class"] == "OOP"]
+        assert oop == sorted(oop) and oop[0] < oop[-1], oop
 
 
 # --- experiment 5: the LRO engine on nicsim traffic --------------------------

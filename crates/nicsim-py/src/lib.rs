@@ -407,12 +407,14 @@ fn risc_error(py: Python<'_>, e: ConfigError) -> PyErr {
 
 /// The NIC core's knobs from keyword arguments: the DMA at `dma_ratio` ×
 /// the core clock or at `dma_clock_hz` (default: 5×, the study's Table I),
-/// `program` overriding busy instructions per class name.
+/// `program` overriding busy instructions per class name, `shape` the
+/// bus/program knobs (DMA clocks a word, prologue, bus-free prologue
+/// instructions; the study's fit is `(1, 15, 2)`).
 fn risc_core(
     core_clock_hz: u64,
     dma_ratio: Option<f64>,
     dma_clock_hz: Option<u64>,
-    overlap: u64,
+    shape: (u64, u64, u64),
     program: Option<BTreeMap<String, u64>>,
 ) -> Result<risc::CoreConfig, ConfigError> {
     let dma = match (dma_ratio, dma_clock_hz) {
@@ -424,7 +426,7 @@ fn risc_core(
         (None, None) => risc::DmaClock::Ratio(5.0),
     };
     let mut core = risc::CoreConfig::study(Frequency(core_clock_hz), dma);
-    core.overlap = overlap;
+    (core.word_cycles, core.prologue, core.prologue_free) = shape;
     for (name, n) in program.unwrap_or_default() {
         let Some(class) = risc::class_by_name(&name) else {
             return Err(ConfigError::new(
@@ -481,6 +483,9 @@ fn frame_dict<'py>(py: Python<'py>, core: &risc::CoreConfig, f: &risc::FrameCycl
     d.set_item("dma_core_cycles", f.dma_core_cycles)?;
     d.set_item("busy", f.busy)?;
     d.set_item("bus_instructions", f.bus_instructions)?;
+    d.set_item("prologue", f.prologue)?;
+    d.set_item("during", f.during)?;
+    d.set_item("tail", f.tail)?;
     d.set_item("overlapped", f.overlapped)?;
     d.set_item("idle", f.idle)?;
     d.set_item("total", f.total)?;
@@ -494,18 +499,21 @@ fn frame_dict<'py>(py: Python<'py>, core: &risc::CoreConfig, f: &risc::FrameCycl
 /// the bus cycles and the DMA/core ratio at which idle vanishes.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (size, core_clock_hz = 1_000_000_000, dma_ratio = None, dma_clock_hz = None, overlap = 7, program = None, classes = None))]
+#[pyo3(signature = (size, core_clock_hz = 1_000_000_000, dma_ratio = None, dma_clock_hz = None, word_cycles = 1, prologue = 15, prologue_free = 2, program = None, classes = None))]
 fn risc_cycles<'py>(
     py: Python<'py>,
     size: u64,
     core_clock_hz: u64,
     dma_ratio: Option<f64>,
     dma_clock_hz: Option<u64>,
-    overlap: u64,
+    word_cycles: u64,
+    prologue: u64,
+    prologue_free: u64,
     program: Option<BTreeMap<String, u64>>,
     classes: Option<Vec<String>>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let core = risc_core(core_clock_hz, dma_ratio, dma_clock_hz, overlap, program).map_err(|e| risc_error(py, e))?;
+    let core = risc_core(core_clock_hz, dma_ratio, dma_clock_hz, (word_cycles, prologue, prologue_free), program)
+        .map_err(|e| risc_error(py, e))?;
     let classes = match classes {
         None => LroClass::ALL.to_vec(),
         Some(names) => risc_pattern(Some(names))
@@ -529,7 +537,7 @@ fn risc_cycles<'py>(
 /// `arrivals` as `(start_ps, size, class)`. Returns totals, drops and one
 /// dict per processed frame.
 #[pyfunction]
-#[pyo3(signature = (size, line_rate_bps, core_clock_hz, dma_ratio = None, dma_clock_hz = None, packets = 1000, pattern = None, host_dma = false, overlap = 7, program = None, buffers = 2, framing = 18, preamble = 8, ifg = 12, arrivals = None))]
+#[pyo3(signature = (size, line_rate_bps, core_clock_hz, dma_ratio = None, dma_clock_hz = None, packets = 1000, pattern = None, host_dma = false, word_cycles = 1, prologue = 15, prologue_free = 2, program = None, buffers = 2, framing = 18, preamble = 8, ifg = 12, arrivals = None))]
 #[allow(clippy::too_many_arguments)]
 fn risc_simulate<'py>(
     py: Python<'py>,
@@ -541,7 +549,9 @@ fn risc_simulate<'py>(
     packets: usize,
     pattern: Option<Vec<String>>,
     host_dma: bool,
-    overlap: u64,
+    word_cycles: u64,
+    prologue: u64,
+    prologue_free: u64,
     program: Option<BTreeMap<String, u64>>,
     buffers: usize,
     framing: u64,
@@ -550,7 +560,8 @@ fn risc_simulate<'py>(
     arrivals: Option<Vec<(u64, u64, String)>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let err = |e: ConfigError| risc_error(py, e);
-    let core = risc_core(core_clock_hz, dma_ratio, dma_clock_hz, overlap, program).map_err(err)?;
+    let core = risc_core(core_clock_hz, dma_ratio, dma_clock_hz, (word_cycles, prologue, prologue_free), program)
+        .map_err(err)?;
     let line = risc_line(line_rate_bps, buffers, framing, preamble, ifg).map_err(err)?;
     let stream = match arrivals {
         Some(list) => list
@@ -602,7 +613,7 @@ fn risc_simulate<'py>(
 /// found by bisection over simulations; the DMA at `dma_ratio` × the core
 /// clock or at `dma_clock_hz`.
 #[pyfunction]
-#[pyo3(signature = (size, line_rate_bps, dma_ratio = None, dma_clock_hz = None, packets = 2000, pattern = None, host_dma = false, overlap = 7, program = None, buffers = 2, framing = 18, preamble = 8, ifg = 12))]
+#[pyo3(signature = (size, line_rate_bps, dma_ratio = None, dma_clock_hz = None, packets = 2000, pattern = None, host_dma = false, word_cycles = 1, prologue = 15, prologue_free = 2, program = None, buffers = 2, framing = 18, preamble = 8, ifg = 12))]
 #[allow(clippy::too_many_arguments)]
 fn risc_min_clock<'py>(
     py: Python<'py>,
@@ -613,7 +624,9 @@ fn risc_min_clock<'py>(
     packets: usize,
     pattern: Option<Vec<String>>,
     host_dma: bool,
-    overlap: u64,
+    word_cycles: u64,
+    prologue: u64,
+    prologue_free: u64,
     program: Option<BTreeMap<String, u64>>,
     buffers: usize,
     framing: u64,
@@ -621,7 +634,8 @@ fn risc_min_clock<'py>(
     ifg: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let err = |e: ConfigError| risc_error(py, e);
-    let core = risc_core(1_000_000, dma_ratio, dma_clock_hz, overlap, program).map_err(err)?;
+    let core =
+        risc_core(1_000_000, dma_ratio, dma_clock_hz, (word_cycles, prologue, prologue_free), program).map_err(err)?;
     let line = risc_line(line_rate_bps, buffers, framing, preamble, ifg).map_err(err)?;
     let pattern = risc_pattern(pattern).map_err(err)?;
     let cfg = risc::SimConfig { core, line, host_dma };
