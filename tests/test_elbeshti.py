@@ -10,25 +10,19 @@ import math
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import nicsim
 from nicsim import _core
-from nicsim.cli import main
 from nicsim.studies.elbeshti import traffic
+
+from conftest import reproduce_study
 
 GBPS = 1_000_000_000
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    results = tmp_path_factory.mktemp("elbeshti")
-    out = results / "report"
-    res = CliRunner().invoke(
-        main, ["reproduce", "elbeshti", "--results", str(results), "--out", str(out), "--no-progress"]
-    )
-    assert res.exit_code == 0, res.output
-    return out
+def report(reproductions: Path) -> Path:
+    return reproduce_study(reproductions, "elbeshti") / "report"
 
 
 def _rows(path: Path) -> list[dict[str, str]]:

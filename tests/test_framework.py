@@ -57,7 +57,6 @@ def _row(**kw: Any) -> Row:
         (dict(id="Fig 5"), "id"),
         (dict(study="Kurmann"), "study"),
         (dict(description="two\nlines"), "description"),
-        (dict(published=0.0), "published value of 0"),
         (dict(id="claim.x"), "claim"),
         (dict(role="claim", id="claim.x", unit="bool", nicsim=2.0, published=None), "claim"),
         (dict(role="claim", id="claim.x", unit="bool", nicsim=1.0, published=1.0), "claim"),
@@ -105,6 +104,14 @@ def test_a_malformed_file_is_refused_with_the_line(tmp_path: Path, column: str, 
         w.writerows(cells)
     with pytest.raises(ComparisonError, match=rf"comparison.csv:3: .*{reason}"):
         comparison.read(path)
+
+
+def test_a_published_zero_is_kept_without_a_relative_error(tmp_path: Path) -> None:
+    path = comparison.write(tmp_path / "c.csv", [_row(id="idle", nicsim=2.0, published=0.0)])
+    with path.open(newline="", encoding="utf-8") as f:
+        (cells,) = list(csv.DictReader(f))
+    assert (cells["published"], cells["nicsim"], cells["error_pct"]) == ("0", "2", "")
+    assert comparison.read(path)[0].published == 0.0
 
 
 def test_a_repeated_id_is_refused(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ The format is fixed by ``validation.md`` (the project's specification): one
 row per compared quantity, with exactly the columns of :data:`COLUMNS`.
 Numbers are plain decimals (no thousands separators, no exponent, no unit in
 the cell); ``error_pct`` is computed from ``nicsim`` and ``published``,
-never typed; ``role`` is one of :data:`ROLES`. A claim (a qualitative
+never typed, and empty where ``published`` is empty or 0 (a relative error
+of a published 0 does not exist); ``role`` is one of :data:`ROLES`. A claim (a qualitative
 statement of the study's text checked on nicsim's run) is a row with role
 ``claim``, unit ``bool`` and ``nicsim`` 1 (holds) or 0 (does not).
 
@@ -56,11 +57,11 @@ def decimal(x: float) -> str:
 
 
 def error_pct(nicsim: float, published: float | None) -> float | None:
-    """100 (nicsim - published) / published, or ``None`` without a published value."""
-    if published is None:
+    """100 (nicsim - published) / published, or ``None`` without a published
+    value or when it is 0 (no relative error exists; the cells still show
+    both values)."""
+    if published is None or published == 0:
         return None
-    if published == 0:
-        raise ComparisonError("a published value of 0 has no relative error; compare another quantity")
     return 100.0 * (nicsim - published) / published
 
 
@@ -112,7 +113,6 @@ class Row:
                 raise ComparisonError(f"{where}: id: a claim's id starts with 'claim.'")
         elif self.id.startswith("claim."):
             raise ComparisonError(f"{where}: id: 'claim.' ids are for role claim, this is {self.role}")
-        error_pct(self.nicsim, self.published)
 
     @property
     def error_pct(self) -> float | None:
@@ -221,7 +221,7 @@ def _parse(cells: dict[str, str]) -> Row:
     typed = _number(cells, "error_pct", optional=True)
     computed = row.error_pct
     if (typed is None) != (computed is None):
-        raise ComparisonError("error_pct: given exactly when published is")
+        raise ComparisonError("error_pct: given exactly when published is, and is not 0")
     if typed is not None and computed is not None and row.published is not None:
         # The cells are rounded: allow what rounding nicsim, published and
         # error_pct to their printed digits can move the error by.
