@@ -67,12 +67,23 @@ def test_netpipe_curves_reach_the_wire_and_saturate(report: Path) -> None:
     # GbE at MTU 9000: TCP goodput is at most 8948/9038 of 1 Gbit/s, i.e. 944
     # NetPIPE Mbps (mega = 2^20); the peak must come close without passing it.
     ceiling = 1e9 * 8948 / 9038 / 2**20
+    peaks = {setting: max(p[2] for p in pts) for setting, pts in by_setting.items()}
+    for setting, peak in peaks.items():
+        assert peak <= ceiling, f"{setting}: peak {peak:.1f} vs ceiling {ceiling:.1f}"
+    # The host without offload and CPU1 at full speed and reference delay keep up with the wire.
+    for setting in ("no offload", "Offload 1"):
+        assert peaks[setting] > 0.9 * ceiling, f"{setting}: peak {peaks[setting]:.1f}"
+    # CPU1 copies every byte at its memory delay: a slower memory or a slower
+    # CPU1 never raises the peak (1 % slack for the TCP windows' oscillations).
+    by_x = [peaks[f"Offload {x}"] for x in (1, 2, 4, 6, 10)]
+    assert all(b <= a * 1.01 for a, b in zip(by_x, by_x[1:])), by_x
+    by_speed = [peaks[s] for s in ("Offload 1", "CPU1 at 75 %", "CPU1 at 50 %", "CPU1 at 25 %")]
+    assert all(b <= a * 1.01 for a, b in zip(by_speed, by_speed[1:])), by_speed
     for setting, pts in by_setting.items():
-        peak = max(p[2] for p in pts)
-        assert 0.9 * ceiling < peak <= ceiling, f"{setting}: peak {peak:.1f} vs ceiling {ceiling:.1f}"
-        # Past saturation, time grows linearly with size: doubling the block doubles the time.
+        # Past saturation, time grows linearly with size: doubling the block
+        # nearly doubles the time (a slow CPU1 keeps a few % of fixed cost at 2 MiB).
         big = {b: t for b, t, _ in pts if b in (1 << 21, 1 << 22)}
-        assert abs(big[1 << 22] / big[1 << 21] - 2) < 0.05
+        assert abs(big[1 << 22] / big[1 << 21] - 2) < 0.08
 
 
 def test_load_and_interrupt_tables_cover_every_size_and_host(report: Path) -> None:
@@ -123,10 +134,15 @@ def test_a_cpu_bound_application_gets_the_cycles_offload_releases(report: Path) 
             r = by[(setting, a)]
             if a < 10000:
                 continue
-            # CPU0 saturated: every KiB costs a + o cycles of its clock.
-            assert float(r["cpu0_util"]) > 0.95, r
+            # Every KiB costs CPU0 a + o cycles of its clock: that bounds goodput.
             bound = clock / (a + int(r["comm_cycles_per_kib"])) * 1024 * 8 / 1e6
-            assert float(r["goodput_mbps"]) == pytest.approx(bound, rel=0.1), (r, bound)
+            if setting == "no offload":
+                # CPU0 saturated: goodput is the bound.
+                assert float(r["cpu0_util"]) > 0.95, r
+                assert float(r["goodput_mbps"]) == pytest.approx(bound, rel=0.1), (r, bound)
+            else:
+                # The read waits while CPU1 copies: CPU0 idles then, below the bound.
+                assert float(r["goodput_mbps"]) <= bound * 1.02, (r, bound)
     for a in works:
         if a < 10000:
             continue

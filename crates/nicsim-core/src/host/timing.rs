@@ -290,6 +290,18 @@ pub enum OffloadNotify {
     Interrupt,
 }
 
+/// Offload: which processor copies data between the application's buffer
+/// and the socket buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SocketCopy {
+    /// The application core, inside its socket call.
+    #[default]
+    App,
+    /// The communication processor, after the application's call.
+    Comm,
+}
+
 /// Protocol offload: the TCP/IP stack (smoltcp with its cost model) runs on
 /// a communication processor with its own clock and memory delay; the
 /// application core only makes calls, posts commands and takes completions.
@@ -315,9 +327,22 @@ pub struct OffloadConfig {
     /// How it learns of work.
     #[serde(default = "default_notify")]
     pub notify: OffloadNotify,
-    /// One turn of its polling loop (poll mode): work waits for the turn to end.
+    /// One turn of its polling loop (poll mode) at the host's clock: work
+    /// waits for the turn to end. The turn's instructions take
+    /// `1 / clock_ratio` as long on a slower processor.
     #[serde(default)]
     pub poll_interval: Duration,
+    /// Memory accesses in one turn of the polling loop (reading the NIC's
+    /// status block and the command ring): each adds the processor's memory
+    /// delay (x times the reference) to the turn.
+    #[serde(default)]
+    pub poll_mem: u64,
+    /// Where the copy between the application's buffer and the socket
+    /// buffers runs: `app` (the application core, in its system call) or
+    /// `comm` (the communication processor, whose memory delay and clock
+    /// then price it).
+    #[serde(default)]
+    pub socket_copy: SocketCopy,
     /// Application core: build a command (descriptor) and ring the doorbell, per socket call.
     #[serde(default)]
     pub command: Cost,
@@ -345,6 +370,8 @@ impl Default for OffloadConfig {
             memory_multiplier: 1.0,
             notify: default_notify(),
             poll_interval: Duration(0),
+            poll_mem: 0,
+            socket_copy: SocketCopy::App,
             command: Cost::default(),
             command_rx: Cost::default(),
             completion: Cost::default(),
@@ -797,6 +824,9 @@ impl Timing {
         if !(0.1..=1000.0).contains(&o.memory_multiplier) {
             return err("offload.memory_multiplier", format!("must be 0.1 to 1000, got {}", o.memory_multiplier));
         }
+        if o.poll_mem > 1000 {
+            return err("offload.poll_mem", format!("must be at most 1000 accesses, got {}", o.poll_mem));
+        }
         if o.poll_interval.0 > crate::engine::time::PS_PER_S {
             return err("offload.poll_interval", format!("must be at most 1s, got {}", o.poll_interval));
         }
@@ -897,6 +927,34 @@ impl Timing {
         let bw =
             if hot && !self.memory.cold_cache { self.memory.cached_copy_bandwidth } else { self.memory.copy_bandwidth };
         per_byte_cycles(bytes, bw, self.cpu.clock)
+    }
+
+    /// Cycles of `core` to copy `bytes` (hot: the data is in cache). On the
+    /// communication processor the copy's instructions (the cached rate)
+    /// take the same cycles and its memory stalls (the rest of the uncached
+    /// rate) x times the reference delay, counted in its own cycles.
+    pub fn copy_cycles_on(&self, core: usize, bytes: u64, hot: bool) -> u64 {
+        if self.comm_core() != Some(core) {
+            return self.copy_cycles(bytes, hot);
+        }
+        let instr = per_byte_cycles(bytes, self.memory.cached_copy_bandwidth, self.cpu.clock);
+        if hot && !self.memory.cold_cache {
+            return instr;
+        }
+        let stall = self.copy_cycles(bytes, false).saturating_sub(instr) as f64;
+        let o = &self.offload;
+        instr + (stall * o.memory_multiplier * o.clock_ratio).round() as u64
+    }
+
+    /// One turn of the communication processor's polling loop: its
+    /// instructions (`poll_interval` at the host clock) on its own clock
+    /// and `poll_mem` memory accesses at its memory delay.
+    pub fn poll_turn(&self) -> Duration {
+        let o = &self.offload;
+        let instr = o.poll_interval.0 as f64 / o.clock_ratio;
+        let per_cycle = crate::engine::time::PS_PER_S as f64 / self.cpu.clock.0 as f64;
+        let mem = (o.poll_mem * self.memory.latency) as f64 * o.memory_multiplier * per_cycle;
+        Duration((instr + mem).round() as u64)
     }
 
     /// Cycles to checksum `bytes` in software.
