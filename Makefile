@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 SCENARIO ?= scenarios/gbe-mtu1500-bulk.toml
 NETPIPE ?= scenarios/gbe-netpipe.toml
 
-.PHONY: run test bench lint fuzz soak
+.PHONY: run test bench lint fuzz soak docs reproduce
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,17 @@ test: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	cargo test --workspace
 	$(BIN)/pytest -q tests
+
+## reproduce: every study (nicsim reproduce all; cached runs are reused):
+## results/reproductions/<study>/report/ and results/reproductions/all/
+reproduce: $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	$(BIN)/nicsim reproduce all
+
+## docs: regenerate docs/validation.md and its figure from what
+## `make reproduce` computed, so the page never drifts from the code
+docs: reproduce
+	$(BIN)/python -m nicsim.studies.summary results/reproductions/all/comparison.csv docs
 
 ## bench: the core's criterion benchmarks, then the end-to-end benchmarks
 ## (nicsim bench: slowdown, frames and events per second, peak memory;

@@ -4,6 +4,7 @@ the bar draws only on a terminal."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 from conftest import SCENARIOS, run_cli
@@ -44,9 +45,11 @@ def test_the_bar_draws_on_a_terminal_only() -> None:
         bar = ProgressBar("netpipe", "block sizes", stream=stream, delay=0.0)
         bar(1.5, 12, 48, 1000)
         bar.close()
-    assert "12/48 block sizes (25 %)" in tty.getvalue()
-    assert "simulated 1.500 s" in tty.getvalue()
-    assert tty.getvalue().endswith("\r\x1b[K"), "the line is erased at the end"
+    drawn = tty.getvalue()
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", drawn)
+    assert "12/48 block sizes" in text and "25%" in text
+    assert "simulated 1.500 s" in text
+    assert "\x1b[2K" in drawn.rsplit("simulated 1.500 s", 1)[1], "the bar is erased at the end"
     assert pipe.getvalue() == ""
 
 
@@ -54,7 +57,14 @@ def test_the_bar_waits_for_its_delay() -> None:
     tty = Terminal()
     bar = ProgressBar("x", stream=tty, delay=3600.0)
     bar(1.0, 1, 2, 10)
+    bar.close()
     assert tty.getvalue() == ""
+
+
+def test_the_plain_line_counts_and_shares() -> None:
+    bar = ProgressBar("netpipe", "block sizes", stream=io.StringIO())
+    assert bar.line(1.5, 12, 48) == "netpipe 12/48 block sizes (25 %) | simulated 1.500 s"
+    assert bar.line(0.25, 7, None) == "netpipe 7 block sizes done | simulated 0.250 s"
 
 
 def test_captured_cli_output_has_no_progress(tmp_path: Path) -> None:

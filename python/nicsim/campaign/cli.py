@@ -257,7 +257,7 @@ def report(
 
 
 @click.command()
-@click.argument("study", type=click.Choice(["elbeshti", "kurmann", "ortiz", "won"]))
+@click.argument("study", type=click.Choice(["elbeshti", "kurmann", "ortiz", "won", "all"]))
 @click.option(
     "--executor",
     type=click.Choice(["local", "dask"]),
@@ -270,12 +270,12 @@ def report(
 @click.option(
     "--results",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Results directory (the cache) [default: results/reproductions/<study>].",
+    help="Results directory (the cache) [default: results/reproductions/<study>; for all: results/reproductions].",
 )
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Report directory [default: <results>/report].",
+    help="Report directory [default: <results>/report; for all: <results>/all].",
 )
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bar [default: on a terminal]."
@@ -290,7 +290,9 @@ def reproduce(
     progress: bool | None,
 ) -> None:
     """Run a study's experiments and write its report (Markdown, PNG, PDF,
-    CSV) with the published numbers beside nicsim's."""
+    CSV) with the published numbers beside nicsim's, and its comparison.csv.
+    STUDY "all" runs every study (cached runs are reused) and writes one
+    comparison.csv, summary.md and a published-vs-nicsim figure."""
     import importlib
     import time
 
@@ -298,7 +300,10 @@ def reproduce(
 
     from .executors import make_executor
 
-    module = importlib.import_module(STUDIES[study])
+    if study == "all":
+        from nicsim.studies.summary import reproduce_all as run_study
+    else:
+        run_study = importlib.import_module(STUDIES[study]).reproduce
     try:
         runner = make_executor(executor, workers, scheduler)
     except ImportError as e:
@@ -306,14 +311,15 @@ def reproduce(
     started = time.perf_counter()
     try:
         with runner:
-            written = module.reproduce(out, results, runner, progress=progress)
+            written = run_study(out, results, runner, progress=progress)
     except KeyboardInterrupt:
         _fail("interrupted; finished runs are kept: rerun to complete", EXIT_INTERRUPTED)
-    except (OSError, RuntimeError) as e:
+    except (OSError, RuntimeError, ValueError) as e:
         _fail(str(e), EXIT_FAILED)
-    report = next(p for p in written if p.name == "report.md")
+    report = next(p for p in written if p.name in ("report.md", "summary.md"))
     click.echo(f"{study}: {len(written)} files in {report.parent} ({time.perf_counter() - started:.1f} s)")
     click.echo(f"report: {report}")
+    click.echo(f"comparison: {report.parent / 'comparison.csv'}")
 
 
 COMMANDS = [sweep, status, export, report, reproduce]

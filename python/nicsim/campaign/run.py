@@ -94,7 +94,7 @@ def run_missing(
     runner = LocalExecutor() if executor is None else executor
     stats.executor = runner.describe()
     show = progress_enabled() if progress is None else progress
-    bar = _Progress(len(todo), f"{sweep.name} ({stats.executor})", show)
+    bar = RunBar(len(todo), f"{sweep.name} ({stats.executor})", show)
     outcomes = runner.map([(p.scenario, p.seed) for p in todo])
     try:
         with bar:
@@ -165,7 +165,7 @@ def _describe(point: PlannedPoint) -> str:
     return f"point ({params}, seed {point.seed})"
 
 
-class _Progress:
+class RunBar:
     """A rich progress bar with ETA on stderr, or nothing."""
 
     def __init__(self, total: int, title: str, enabled: bool) -> None:
@@ -175,7 +175,7 @@ class _Progress:
         self._bar: Any = None
         self._task: Any = None
 
-    def __enter__(self) -> _Progress:
+    def __enter__(self) -> RunBar:
         if self.enabled:
             from rich.console import Console
             from rich.progress import (
@@ -205,6 +205,11 @@ class _Progress:
     def advance(self) -> None:
         if self._bar is not None:
             self._bar.advance(self._task)
+
+    def describe(self, title: str) -> None:
+        """Change the bar's title (the study's experiment running now)."""
+        if self._bar is not None:
+            self._bar.update(self._task, description=title)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

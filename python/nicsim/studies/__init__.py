@@ -1,7 +1,9 @@
-"""Reproductions of the studies nicsim was built to answer, one module per
+"""Reproductions of the studies nicsim was built to answer, one package per
 study: ``nicsim reproduce <study>`` runs a study's experiments (cached, on
 any executor) and writes a report with its tables and figures next to the
-published numbers."""
+published numbers, and ``comparison.csv`` (:mod:`.comparison`);
+``nicsim reproduce all`` runs every study and writes one summary
+(:mod:`.summary`). Studies are built on :mod:`.framework`."""
 
 from __future__ import annotations
 

@@ -438,6 +438,75 @@ pub struct MemoryConfig {
     /// Treat every buffer as cold (NetPIPE `-I`).
     #[serde(default)]
     pub cold_cache: bool,
+    /// Price copies and checksums per cache line, in cycles, instead of by
+    /// the bandwidths above (none: the bandwidths). A machine described in
+    /// cycles (the Won study's SimOS Mipsy) then costs the same cycles at
+    /// any clock.
+    #[serde(default)]
+    pub lines: Option<LineModel>,
+}
+
+/// Copies and checksums on an in-order core with blocking caches (SimOS
+/// Mipsy): every L1 line of data costs the loop's instructions (one per
+/// cycle) plus the wait for the line wherever it is: nothing in L1,
+/// `l2_latency` in L2, and from memory one `memory.latency` per L2 line
+/// (its other L1 lines then come from L2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LineModel {
+    /// L1 data cache size; a buffer of at most half of it that was just
+    /// touched is still in L1 (the other half holds the other buffer).
+    pub l1_size: Size,
+    /// L1 line size.
+    pub l1_line: Size,
+    /// L2 line size (a multiple of `l1_line`).
+    pub l2_line: Size,
+    /// Cycles to fill an L1 line from L2.
+    pub l2_latency: u64,
+    /// memcpy instructions per L1 line.
+    pub copy_per_line: u64,
+    /// Checksum loop instructions per L1 line.
+    pub checksum_per_line: u64,
+}
+
+/// Where a buffer's lines are when a copy or checksum starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Residence {
+    /// Just touched by this CPU: in L1 up to half its size, else in L2.
+    Hot,
+    /// Written by DMA (or never touched): in memory.
+    Memory,
+}
+
+impl LineModel {
+    /// Cycles to wait for the L1 lines of `bytes` that live at `at`.
+    fn fetch(&self, bytes: u64, at: Residence, memory_latency: u64) -> u64 {
+        let lines = bytes.div_ceil(self.l1_line.0.max(1));
+        match at {
+            Residence::Hot if bytes <= self.l1_size.0 / 2 => 0,
+            Residence::Hot => lines * self.l2_latency,
+            Residence::Memory => {
+                let l2_lines = bytes.div_ceil(self.l2_line.0.max(1));
+                l2_lines * memory_latency + (lines - l2_lines.min(lines)) * self.l2_latency
+            }
+        }
+    }
+
+    /// Cycles to copy `bytes` from `src` into a destination buffer that is
+    /// hot (recycled kernel or user buffers; write-allocate fills its lines).
+    pub fn copy(&self, bytes: u64, src: Residence, memory_latency: u64) -> u64 {
+        let lines = bytes.div_ceil(self.l1_line.0.max(1));
+        lines * self.copy_per_line
+            + self.fetch(bytes, src, memory_latency)
+            + self.fetch(bytes, Residence::Hot, memory_latency)
+    }
+
+    /// Cycles to checksum `bytes` that a copy has just touched (MIPS Linux
+    /// checksums the copied data in a second pass).
+    pub fn checksum(&self, bytes: u64, memory_latency: u64) -> u64 {
+        let lines = bytes.div_ceil(self.l1_line.0.max(1));
+        lines * self.checksum_per_line + self.fetch(bytes, Residence::Hot, memory_latency)
+    }
 }
 
 /// Cost of one step of the stack: `cycles + mem × memory.latency`.
@@ -543,6 +612,21 @@ pub struct StackCosts {
     /// VIA transport: defragmentation, per frame of a message of more than one frame.
     #[serde(default)]
     pub via_defrag: Cost,
+    /// VIA: the fast trap that takes a `VipPostSend` or `VipPostRecv` into
+    /// the kernel agent (the doorbell of an Ethernet NIC without VIA
+    /// support), entry and exit, per call.
+    #[serde(default)]
+    pub via_trap: Cost,
+    /// Driver reclaiming a sent VIA frame's descriptor and completing its
+    /// send descriptor, per frame (instead of `driver_tx_clean`: no sk_buff
+    /// to free).
+    #[serde(default)]
+    pub via_tx_done: Cost,
+    /// IP defragmentation rebuilds the datagram by copying every fragment's
+    /// data into a new buffer when its last fragment arrives (Linux 2.2's
+    /// `ip_glue`); false: fragments are chained without a copy.
+    #[serde(default)]
+    pub ip_defrag_copy: bool,
     /// Linux GRO in the driver, per received frame (`lro = "gro"`).
     #[serde(default)]
     pub gro_rx: Cost,
@@ -744,6 +828,26 @@ impl Timing {
         if m.latency > 100_000 {
             return err("memory.latency", format!("must be at most 100000 cycles, got {}", m.latency));
         }
+        if let Some(l) = &m.lines {
+            if !(4..=4096).contains(&l.l1_line.0) || !l.l1_line.0.is_power_of_two() {
+                return err(
+                    "memory.lines.l1_line",
+                    format!("must be a power of two from 4B to 4KiB, got {}", l.l1_line),
+                );
+            }
+            if l.l2_line.0 < l.l1_line.0 || l.l2_line.0 % l.l1_line.0 != 0 || l.l2_line.0 > 4096 {
+                return err(
+                    "memory.lines.l2_line",
+                    format!("must be a multiple of l1_line ({}) up to 4KiB, got {}", l.l1_line, l.l2_line),
+                );
+            }
+            if l.l1_size.0 < l.l1_line.0 {
+                return err("memory.lines.l1_size", format!("must hold at least one line, got {}", l.l1_size));
+            }
+            if l.l2_latency > 100_000 || l.copy_per_line > 100_000 || l.checksum_per_line > 100_000 {
+                return err("memory.lines", "cycle counts must be at most 100000".into());
+            }
+        }
         let n = &self.nic;
         for (field, ring) in [("nic.tx_ring", n.tx_ring), ("nic.rx_ring", n.rx_ring)] {
             if !ring.is_power_of_two() || !(8..=65536).contains(&ring) {
@@ -924,6 +1028,10 @@ impl Timing {
 
     /// Cycles to copy `bytes` on this machine (hot: the data is in cache).
     pub fn copy_cycles(&self, bytes: u64, hot: bool) -> u64 {
+        if let Some(l) = &self.memory.lines {
+            let src = if hot && !self.memory.cold_cache { Residence::Hot } else { Residence::Memory };
+            return l.copy(bytes, src, self.memory.latency);
+        }
         let bw =
             if hot && !self.memory.cold_cache { self.memory.cached_copy_bandwidth } else { self.memory.copy_bandwidth };
         per_byte_cycles(bytes, bw, self.cpu.clock)
@@ -959,6 +1067,9 @@ impl Timing {
 
     /// Cycles to checksum `bytes` in software.
     pub fn checksum_cycles(&self, bytes: u64) -> u64 {
+        if let Some(l) = &self.memory.lines {
+            return l.checksum(bytes, self.memory.latency);
+        }
         per_byte_cycles(bytes, self.memory.checksum_bandwidth, self.cpu.clock)
     }
 
@@ -1076,5 +1187,34 @@ mod tests {
         assert_eq!(t.memory.copy_bandwidth, Bandwidth(92_000_000 * 8));
         assert_eq!(t.copy_cycles(4096, false), (4096u64 * 400).div_ceil(92));
         assert_eq!(Cost { cycles: 100, mem: 3 }.total(10), 130);
+    }
+
+    #[test]
+    fn the_line_model_prices_copies_in_cycles_whatever_the_clock() {
+        let l = LineModel {
+            l1_size: Size(32 * 1024),
+            l1_line: Size(32),
+            l2_line: Size(128),
+            l2_latency: 10,
+            copy_per_line: 20,
+            checksum_per_line: 35,
+        };
+        // 256 B in L1: 8 lines of 20 instructions.
+        assert_eq!(l.copy(256, Residence::Hot, 100), 160);
+        // 256 B from memory: 2 L2 lines at 100, their other 6 L1 lines from L2 at 10.
+        assert_eq!(l.copy(256, Residence::Memory, 100), 160 + 200 + 60);
+        // 32 KiB hot is more than half the L1: source and destination lines come from L2.
+        assert_eq!(l.copy(32 * 1024, Residence::Hot, 100), 1024 * 20 + 2 * 1024 * 10);
+        assert_eq!(l.checksum(256, 100), 8 * 35);
+        let t = resolve("h", "won-simos-mips", &[]).unwrap();
+        let over: toml::Table = "clock = \"400MHz\"".parse().unwrap();
+        let fast = resolve("h", "won-simos-mips", &[("cpu", &over)]).unwrap();
+        for bytes in [4, 1472, 4096, 32768] {
+            assert_eq!(t.copy_cycles(bytes, false), fast.copy_cycles(bytes, false));
+            assert_eq!(t.checksum_cycles(bytes), fast.checksum_cycles(bytes));
+        }
+        let over: toml::Table = "lines = { l1_size = \"32KiB\", l1_line = \"32B\", l2_line = \"48B\", l2_latency = 10, copy_per_line = 20, checksum_per_line = 35 }".parse().unwrap();
+        let e = resolve("hosts[0]", "won-simos-mips", &[("memory", &over)]).unwrap_err();
+        assert_eq!(e.path, "hosts[0].memory.lines.l2_line");
     }
 }

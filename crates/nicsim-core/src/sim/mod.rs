@@ -324,6 +324,7 @@ impl Sim {
             sim.echo = Some((index(&e.server), e.delay.dur()));
             if let Some(t) = sim.timed[index(&e.client)].as_mut() {
                 t.measure.tx_irq_on_send = true;
+                t.measure.via = e.protocol == crate::config::MessageProtocol::Via;
             }
         }
         for h in 0..n {

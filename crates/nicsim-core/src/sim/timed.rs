@@ -168,6 +168,9 @@ pub(super) struct Timed {
     pub(super) host_lro: Option<super::coalesce::HostCoalescer>,
     /// Zero-copy TCP/IP state (None: the standard stack).
     pub(super) zc: Option<super::specdefrag::ZeroCopy>,
+    /// The datagram the application reads next was rebuilt by a copy
+    /// (`costs.ip_defrag_copy`), so its data is in the cache.
+    glued: bool,
 }
 
 /// Counters of the offload interface.
@@ -209,6 +212,7 @@ impl Timed {
             measure: Default::default(),
             host_lro,
             zc: None,
+            glued: false,
         }
     }
 
@@ -316,13 +320,15 @@ pub(super) struct Shape {
     /// Application bytes (TCP/UDP payload) in this frame.
     data: u64,
     frag: Frag,
+    /// Offset of this fragment's data in its datagram, bytes.
+    offset: u64,
     /// A VIA frame (not IP).
     via: Option<crate::workload::via::FrameInfo>,
 }
 
 pub(super) fn shape(frame: &[u8]) -> Shape {
     use smoltcp::wire::TcpPacket;
-    let none = Shape { proto: None, payload: 0, data: 0, frag: Frag::Whole, via: None };
+    let none = Shape { proto: None, payload: 0, data: 0, frag: Frag::Whole, offset: 0, via: None };
     if let Some(v) = crate::workload::via::frame_info(frame) {
         return Shape { payload: v.payload, data: v.payload, via: Some(v), ..none };
     }
@@ -342,7 +348,7 @@ pub(super) fn shape(frame: &[u8]) -> Shape {
         (IpProtocol::Udp, Frag::Whole | Frag::First) => payload.saturating_sub(8),
         _ => payload,
     };
-    Shape { proto: Some(ip.next_header()), payload, data, frag, via: None }
+    Shape { proto: Some(ip.next_header()), payload, data, frag, offset: u64::from(ip.frag_offset()), via: None }
 }
 
 impl Timed {
@@ -392,6 +398,11 @@ impl Timed {
         pieces.push((Layer::Ip, cy(c.ip_rx)));
         if s.frag != Frag::Whole {
             pieces.push((Layer::IpFrag, cy(c.ip_defrag)));
+            if c.ip_defrag_copy && s.frag == (Frag::Later { last: true }) {
+                // Linux 2.2 `ip_glue`: a new buffer for the whole datagram,
+                // every fragment's data copied in from where DMA left it.
+                pieces.push((Layer::IpFrag, self.timing.copy_cycles(s.offset + s.payload, false)));
+            }
         }
         if !self.timing.nic.checksum_offload {
             pieces.push((Layer::Checksum, self.timing.checksum_cycles_on(core, s.payload)));
@@ -713,7 +724,8 @@ impl Sim {
         let (socket, hot) = match op {
             Op::Write { .. } | Op::SendTo { .. } => (c.socket_send, op.bytes() <= t.timing.memory.cache_size.0 / 2),
             // Received data arrived by DMA: it is never in the cache.
-            Op::Read { .. } | Op::RecvFrom { .. } => (c.socket_recv, false),
+            // (A datagram `ip_glue` rebuilt was just written by the CPU.)
+            Op::Read { .. } | Op::RecvFrom { .. } => (c.socket_recv, std::mem::take(&mut t.glued)),
             Op::Close { .. } | Op::Connect { .. } | Op::ViaSend { .. } | Op::ViaRecv { .. } => (c.socket_send, true),
         };
         pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
@@ -734,8 +746,9 @@ impl Sim {
         if t.timing.offload.enabled {
             pieces.push((Layer::Command, t.timing.cycles(t.timing.offload.command)));
         }
-        if moved > 0 {
-            // Read and write of every byte go through the memory system.
+        if moved > 0 && t.timing.memory.lines.is_none() {
+            // Read and write of every byte go through the memory system
+            // (a per-line cache model has the memory's time in its cycles).
             let core = &t.cores[t.timing.cpu.app_core as usize];
             let cpu_end = now + core.time_for(copy);
             let mem_end = t.memory(now, 2 * moved);
@@ -1048,14 +1061,20 @@ impl Sim {
         } else {
             for (_, frame, segments) in frames {
                 let t = self.timed(h);
-                let pieces = t.rx_pieces(shape(&frame), core);
+                let sh = shape(&frame);
+                let pieces = t.rx_pieces(sh, core);
+                t.glued |= t.timing.costs.ip_defrag_copy && sh.frag == (Frag::Later { last: true });
                 let job = Job::new(Class::Softirq, pieces, Next::RxDeliver(frame, segments));
                 jobs.push(job.for_msg(msg).on(Path::Receive));
             }
         }
         let t = self.timed(h);
         if cleaned > 0 {
-            let c = t.timing.cycles_on(core, t.timing.costs.driver_tx_clean) * u64::from(cleaned);
+            let cost = if t.measure.via { t.timing.costs.via_tx_done } else { t.timing.costs.driver_tx_clean };
+            let c = t.timing.cycles_on(core, cost) * u64::from(cleaned);
+            if let Some(m) = msg {
+                t.measure.tx_clean(m, c);
+            }
             let job = Job::new(Class::Softirq, vec![(Layer::Driver, c)], Next::TxCleaned(cleaned));
             jobs.push(job.for_msg(msg).on(Path::Send));
         }

@@ -185,3 +185,87 @@ fn echo_input_errors_name_the_field() {
     let e = config_error(&scenario("udp", 100, 3, "costs = { via_translate = { cycles = -1 } }"));
     assert_eq!(e.path, "hosts[0].costs.via_translate.cycles");
 }
+
+fn echo_at(protocol: &str, size: u64, clock: &str) -> EchoReport {
+    run(&scenario(protocol, size, 3, &format!("cpu = {{ clock = \"{clock}\" }}"))).echo.expect("an echo run")
+}
+
+fn group(side: &MessageSide, name: &str) -> u64 {
+    side.study.get(name).copied().unwrap_or(0)
+}
+
+#[test]
+fn via_has_no_dev_layer_and_its_library_does_not_grow_with_the_size() {
+    let (small, big) = (echo("via", 4), echo("via", 32_768));
+    for e in [&small, &big] {
+        for side in [&e.messages[0].send, &e.messages[0].receive] {
+            assert_eq!(layer(side, "device"), 0, "no Dev layer on the M-VIA path");
+            assert!(!side.study.contains_key("dev"), "{:?}", side.study);
+            assert!(group(side, "vi_library") > 0);
+        }
+    }
+    assert_eq!(group(&small.messages[0].send, "vi_library"), group(&big.messages[0].send, "vi_library"));
+    assert_eq!(group(&small.messages[0].receive, "vi_library"), group(&big.messages[0].receive, "vi_library"));
+    // The transport grows with the frames (translation, fragmentation) and
+    // on receive with the bytes (the copy into registered memory).
+    assert!(group(&big.messages[0].send, "transport") > 10 * group(&small.messages[0].send, "transport"));
+    assert!(group(&big.messages[0].receive, "transport") > 50 * group(&small.messages[0].receive, "transport"));
+}
+
+#[test]
+fn receives_are_handled_by_intr_and_dev_never_by_dev_drv() {
+    for (protocol, size) in [("udp", 256), ("udp", 4096), ("via", 256), ("via", 4096)] {
+        let e = echo(protocol, size);
+        let r = &e.messages[0].receive;
+        assert_eq!(group(r, "dev_drv"), 0, "{protocol} {size}: {:?}", r.study);
+        // The driver's receive routine and refill run in the interrupt handler.
+        assert!(group(r, "intr") > layer(r, "interrupt"), "{protocol} {size}");
+        assert_eq!(group(r, "intr"), layer(r, "interrupt") + layer(r, "driver"));
+        // On send the driver's DMA set-up is Dev Drv; its transmit completions Intr.
+        let s = &e.messages[0].send;
+        assert!(group(s, "dev_drv") > 0 && group(s, "dev_drv") < layer(s, "driver"));
+        assert_eq!(group(s, "dev_drv") + group(s, "intr"), layer(s, "driver") + layer(s, "interrupt"));
+    }
+    // M-VIA's transmit completion frees no sk_buff: less Intr per frame than UDP's.
+    let (u, v) = (echo("udp", 256), echo("via", 256));
+    assert!(group(&v.messages[0].send, "intr") < group(&u.messages[0].send, "intr"));
+}
+
+#[test]
+fn defragmentation_copies_the_datagram_in_ip_so_udp_copies_from_the_cache() {
+    let (one, two) = (echo("udp", UDP_ONE_FRAME), echo("udp", 2 * UDP_ONE_FRAME));
+    let (r1, r2) = (&one.messages[0].receive, &two.messages[0].receive);
+    // ip_glue copies the whole datagram from where DMA left it: IP's
+    // receive work jumps above the MTU by more than the per-fragment work.
+    assert!(group(r2, "ip") > 10 * group(r1, "ip"), "{:?} vs {:?}", r2.study, r1.study);
+    // ...so udp_recvmsg then copies twice the bytes for less than a
+    // single frame's cold copy: the glued datagram is in the cache.
+    assert!(layer(r2, "copy") < layer(r1, "copy"), "{} vs {}", layer(r2, "copy"), layer(r1, "copy"));
+}
+
+#[test]
+fn only_dma_cycles_depend_on_the_clock() {
+    for protocol in ["udp", "via"] {
+        for size in [4, 1472, 4096] {
+            let (slow, fast) = (echo_at(protocol, size, "100MHz"), echo_at(protocol, size, "400MHz"));
+            for (a, b) in [
+                (&slow.messages[0].send, &fast.messages[0].send),
+                (&slow.messages[0].receive, &fast.messages[0].receive),
+            ] {
+                for (name, v) in &a.cycles {
+                    if *name == "dma" {
+                        // bytes / 240 MB/s at 4x the clock: 4x the cycles (whole cycles per frame).
+                        let (lo, hi) = (4 * v, b.cycles[name]);
+                        assert!(hi.abs_diff(lo) <= 4 * a.frames, "{protocol} {size} dma {lo} vs {hi}");
+                    } else {
+                        assert_eq!(
+                            b.cycles.get(name),
+                            Some(v),
+                            "{protocol} {size} {name}: CPU cycles must not move with the clock"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
