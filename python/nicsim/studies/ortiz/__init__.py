@@ -24,7 +24,7 @@ from pathlib import Path
 from nicsim.campaign.executors import Executor
 from nicsim.studies.framework import Section, Study
 
-from .analytical import analytical
+from .analytical import models_section
 from .experiments import (
     COMPUTE_RUNS,
     LATENCY,
@@ -69,7 +69,7 @@ STUDY = Study(
         Section("Released CPU0 cycles", list(TCP.values()), released),
         Section("A CPU-intensive application", list(COMPUTE_RUNS.values()), compute),
         Section("What the model says", [*LATENCY.values(), *_NETPIPE, *_LOAD, *COMPUTE_RUNS.values()], findings),
-        Section("Analytical models", [*LATENCY.values(), *_NETPIPE, *TCP.values()], analytical),
+        Section("Analytical models", [*LATENCY.values(), *_NETPIPE, *TCP.values()], models_section),
     ],
     description=__doc__ or "",
 )

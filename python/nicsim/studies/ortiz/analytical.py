@@ -652,7 +652,7 @@ def ortiz_section(
     return lines
 
 
-def analytical(ctx: Any) -> list[str]:
+def models_section(ctx: Any) -> list[str]:
     """The Ortiz report's "Analytical models" section (a framework section)."""
     from .experiments import LATENCY, NETPIPE, TCP
     from .report import runs
