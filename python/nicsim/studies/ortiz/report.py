@@ -42,6 +42,10 @@ def table1(ctx: Context) -> list[str]:
             {"setting": label, "published_us": pub, "nicsim_us": round(lat, 2), "diff_pct": round(_pct(lat, pub), 1)}
         )
     ctx.csv("table1.csv", rows)
+    keys = {s.label: s.key for s in SETTINGS}
+    for r in rows:
+        ctx.compare(f"table1.latency_us.{keys[r['setting']]}", f"NetPIPE latency, {r['setting']} (Table I)", "µs",
+                    nicsim=r["nicsim_us"], published=r["published_us"], role="calibration")  # fmt: skip
     lines = ["| setting | published (µs) | nicsim (µs) | difference |", "| --- | --- | --- | --- |"]
     for r in rows:
         lines.append(f"| {r['setting']} | {r['published_us']} | {r['nicsim_us']:.2f} | {r['diff_pct']:+.1f} % |")
@@ -126,8 +130,24 @@ def throughput(ctx: Context) -> list[str]:
     fig8 = _curve_fig(ctx, curves, SPEED_LABELS, "mbps", "fig8-cpu1-speed", "Throughput vs CPU1 speed (Offload 1)",
                       "throughput (NetPIPE Mbps)", False)  # fmt: skip
     peaks = {label: max(p["mbps"] for p in pts) for label, pts in curves.items()}
+    means = mean_mbps(curves)
+    for s in SETTINGS:
+        ctx.compare(f"fig7.mean_mbps.{s.key}", f"mean NetPIPE throughput over the curve's block sizes, {s.label}"
+                    " (Figure 7)", "Mbps", nicsim=means[s.label])  # fmt: skip
+    for key, label in (("no_offload", "no offload"), ("cpu1_100", "Offload 1"),
+                       *((s.key, s.label) for s in SPEEDS)):  # fmt: skip
+        name = "CPU1 at 100 %" if key == "cpu1_100" else label
+        ctx.compare(f"fig8.mean_mbps.{key}", f"mean NetPIPE throughput over the curve's block sizes, {name}"
+                    " (Figure 8, Offload 1 delays)", "Mbps", nicsim=means[label])  # fmt: skip
     lines = [f"![throughput]({fig7})", "", f"![speed]({fig8})", "",
              "| setting | peak throughput (NetPIPE Mbps) |", "| --- | --- |"]  # fmt: skip
     for label, peak in peaks.items():
-        lines.append(f"| {label} | {peak:.1f} |")
+        lines.append(f"| {label} | {peak:.1f} | {means[label]:.1f} |")
+    lines[4:6] = ["| setting | peak throughput (NetPIPE Mbps) | mean over block sizes (Mbps) |", "| --- | --- | --- |"]
     return lines
+
+
+def mean_mbps(curves: dict[str, list[dict[str, float]]]) -> dict[str, float]:
+    """Mean NetPIPE throughput over every block size of each setting's curve
+    (NetPIPE's own schedule, 1 B to 4 MiB with its perturbations)."""
+    return {label: sum(p["mbps"] for p in pts) / len(pts) for label, pts in curves.items()}
