@@ -1181,6 +1181,40 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_on_the_communication_processor_slows_with_x_and_its_clock() {
+        let over: toml::Table = "enabled = true\nsocket_copy = \"comm\"".parse().unwrap();
+        let t = resolve("h", "ortiz-p4-400", &[("offload", &over)]).unwrap();
+        let comm = t.comm_core().unwrap();
+        // 8000 bytes: 4000 cycles of moves at 800 MB/s, 10 000 in all at 320 MB/s (400 MHz).
+        assert_eq!(t.copy_cycles(8000, false), 10_000);
+        assert_eq!(t.copy_cycles_on(comm, 8000, false), 10_000, "x = 1 at full speed: the host's cost");
+        assert_eq!(t.copy_cycles_on(comm, 8000, true), 4_000, "a cached copy has no stalls");
+        let mut slow = t.clone();
+        slow.offload.memory_multiplier = 10.0;
+        assert_eq!(slow.copy_cycles_on(comm, 8000, false), 4_000 + 60_000, "stalls x 10");
+        let mut quarter = t.clone();
+        quarter.offload.clock_ratio = 0.25;
+        // Stalls keep their time (6000 host cycles = 1500 of its own); moves keep their cycles.
+        assert_eq!(quarter.copy_cycles_on(comm, 8000, false), 4_000 + 1_500);
+        assert_eq!(quarter.core_hz(comm), 100_000_000);
+        assert_eq!(t.copy_cycles_on(0, 8000, false), 10_000, "CPU0 copies at the host's rates");
+    }
+
+    #[test]
+    fn the_polling_turn_scales_with_clock_and_memory_delay() {
+        let t = resolve("h", "ortiz-p4-400", &[]).unwrap();
+        // 500 ns of instructions and two 10-cycle accesses at 400 MHz (50 ns).
+        assert_eq!(t.poll_turn(), Duration(550_000));
+        let mut s = t.clone();
+        s.offload.clock_ratio = 0.25;
+        s.offload.memory_multiplier = 10.0;
+        assert_eq!(s.poll_turn(), Duration(2_000_000 + 500_000));
+        let over: toml::Table = "poll_mem = 5000".parse().unwrap();
+        let e = resolve("hosts[0]", "ortiz-p4-400", &[("offload", &over)]).unwrap_err();
+        assert_eq!(e.path, "hosts[0].offload.poll_mem");
+    }
+
+    #[test]
     fn copy_cost_is_bytes_over_bandwidth_times_clock() {
         let t = resolve("h", "kurmann-pii-400", &[]).unwrap();
         // 92 MB/s memcpy at 400 MHz: 4096 bytes take 44.5 µs = 17 809 cycles.
