@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import nicsim
 from nicsim.cli import main
 from nicsim.models import Emo, Laws, LawsRatios, LogGP
-from nicsim.models import compare as C
+from nicsim.studies.ortiz import analytical as C
 from nicsim.models import extract as E
 
 STUDY = Path(nicsim.__file__).parent / "studies" / "ortiz"

@@ -67,12 +67,23 @@ def test_netpipe_curves_reach_the_wire_and_saturate(report: Path) -> None:
     # GbE at MTU 9000: TCP goodput is at most 8948/9038 of 1 Gbit/s, i.e. 944
     # NetPIPE Mbps (mega = 2^20); the peak must come close without passing it.
     ceiling = 1e9 * 8948 / 9038 / 2**20
+    peaks = {setting: max(p[2] for p in pts) for setting, pts in by_setting.items()}
+    for setting, peak in peaks.items():
+        assert peak <= ceiling, f"{setting}: peak {peak:.1f} vs ceiling {ceiling:.1f}"
+    # The host without offload and CPU1 at full speed and reference delay keep up with the wire.
+    for setting in ("no offload", "Offload 1"):
+        assert peaks[setting] > 0.9 * ceiling, f"{setting}: peak {peaks[setting]:.1f}"
+    # CPU1 copies every byte at its memory delay: a slower memory or a slower
+    # CPU1 never raises the peak (1 % slack for the TCP windows' oscillations).
+    by_x = [peaks[f"Offload {x}"] for x in (1, 2, 4, 6, 10)]
+    assert all(b <= a * 1.01 for a, b in zip(by_x, by_x[1:])), by_x
+    by_speed = [peaks[s] for s in ("Offload 1", "CPU1 at 75 %", "CPU1 at 50 %", "CPU1 at 25 %")]
+    assert all(b <= a * 1.01 for a, b in zip(by_speed, by_speed[1:])), by_speed
     for setting, pts in by_setting.items():
-        peak = max(p[2] for p in pts)
-        assert 0.9 * ceiling < peak <= ceiling, f"{setting}: peak {peak:.1f} vs ceiling {ceiling:.1f}"
-        # Past saturation, time grows linearly with size: doubling the block doubles the time.
+        # Past saturation, time grows linearly with size: doubling the block
+        # nearly doubles the time (a slow CPU1 keeps a few % of fixed cost at 2 MiB).
         big = {b: t for b, t, _ in pts if b in (1 << 21, 1 << 22)}
-        assert abs(big[1 << 22] / big[1 << 21] - 2) < 0.05
+        assert abs(big[1 << 22] / big[1 << 21] - 2) < 0.08
 
 
 def test_load_and_interrupt_tables_cover_every_size_and_host(report: Path) -> None:
@@ -123,10 +134,15 @@ def test_a_cpu_bound_application_gets_the_cycles_offload_releases(report: Path) 
             r = by[(setting, a)]
             if a < 10000:
                 continue
-            # CPU0 saturated: every KiB costs a + o cycles of its clock.
-            assert float(r["cpu0_util"]) > 0.95, r
+            # Every KiB costs CPU0 a + o cycles of its clock: that bounds goodput.
             bound = clock / (a + int(r["comm_cycles_per_kib"])) * 1024 * 8 / 1e6
-            assert float(r["goodput_mbps"]) == pytest.approx(bound, rel=0.1), (r, bound)
+            if setting == "no offload":
+                # CPU0 saturated: goodput is the bound.
+                assert float(r["cpu0_util"]) > 0.95, r
+                assert float(r["goodput_mbps"]) == pytest.approx(bound, rel=0.1), (r, bound)
+            else:
+                # The read waits while CPU1 copies: CPU0 idles then, below the bound.
+                assert float(r["goodput_mbps"]) <= bound * 1.02, (r, bound)
     for a in works:
         if a < 10000:
             continue
@@ -138,3 +154,78 @@ def test_a_cpu_bound_application_gets_the_cycles_offload_releases(report: Path) 
     text = (report / "report.md").read_text(encoding="utf-8")
     assert "## A CPU-intensive application" in text and "fig9-compute.png" in text
     assert (report / "fig9-compute.png").read_bytes().startswith(b"\x89PNG")
+
+
+def _netpipe(report: Path) -> dict[str, dict[int, tuple[float, float]]]:
+    """(one-way time, Mbps) per setting and block size."""
+    out: dict[str, dict[int, tuple[float, float]]] = {}
+    for r in _rows(report / "netpipe.csv"):
+        out.setdefault(r["setting"], {})[int(r["bytes"])] = (float(r["time_s"]), float(r["mbps"]))
+    return out
+
+
+def test_a_slower_cpu1_never_raises_throughput(report: Path) -> None:
+    # Figure 8: CPU1's step rate acts on everything it does (stack, copy,
+    # polling, commands): at no block size does a slower CPU1 move data faster.
+    curves = _netpipe(report)
+    order = ["Offload 1", "CPU1 at 75 %", "CPU1 at 50 %", "CPU1 at 25 %"]
+    for size in curves["Offload 1"]:
+        mbps = [curves[s][size][1] for s in order]
+        assert all(b <= a for a, b in zip(mbps, mbps[1:])), (size, mbps)
+    # And at 25 % it shows: the copy's instructions and the per-frame work take four times as long.
+    assert max(m for _, m in curves["CPU1 at 25 %"].values()) < 0.9 * max(m for _, m in curves["Offload 1"].values())
+
+
+def test_a_larger_x_never_lowers_latency(report: Path) -> None:
+    # Table I and Figure 5: x multiplies every memory access of CPU1, so no
+    # block size gets faster as x grows.
+    curves = _netpipe(report)
+    order = [f"Offload {x}" for x in (1, 2, 4, 6, 10)]
+    for size in curves["Offload 1"]:
+        times = [curves[s][size][0] for s in order]
+        assert all(b >= a for a, b in zip(times, times[1:])), (size, times)
+
+
+def test_cpu0_interrupts_are_counted_the_same_way_with_and_without_offload(report: Path) -> None:
+    from nicsim.studies.ortiz import STUDY, TCP, UDP
+
+    runs = STUDY.load(report.parent)
+    seen = {False: 0, True: 0}
+    for grid in [*TCP.values(), *UDP.values()]:
+        for p in runs[grid.key]:
+            for h in p.report.raw["hosts"]:
+                t = h["timing"]
+                offload = t.get("offload") or {}
+                completions = offload.get("completion_interrupts", 0)
+                on = grid.fixed["hosts[0].offload.enabled"]
+                # Every interrupt CPU0 takes is in its core counter: the NIC's
+                # without offload, CPU1's completions with it (the NIC's go to CPU1).
+                nic_to_cpu0 = 0 if on else t["nic"]["interrupts"]
+                assert t["cores"][0]["interrupts"] == nic_to_cpu0 + completions, (grid.key, p.params)
+                if not on:
+                    assert completions == 0
+                seen[on] += 1
+    assert seen[False] > 0 and seen[True] > 0
+
+
+def test_comparison_has_every_row_of_the_issue(report: Path) -> None:
+    rows = {r["id"]: r for r in _rows(report / "comparison.csv")}
+    settings = ["no_offload", "offload1", "offload2", "offload4", "offload6", "offload10"]
+    for s in settings:
+        assert rows[f"table1.latency_us.{s}"]["role"] == "calibration"
+        assert float(rows[f"table1.latency_us.{s}"]["published"]) == TABLE_I[
+            "no offload" if s == "no_offload" else f"Offload {s[len('offload'):]}"
+        ]
+        assert rows[f"fig7.mean_mbps.{s}"]["role"] == "prediction"
+    for s in ("no_offload", "cpu1_100", "cpu1_75", "cpu1_50", "cpu1_25"):
+        assert rows[f"fig8.mean_mbps.{s}"]["role"] == "prediction"
+    predicted = ["fig3.cpu0_load_max_pct.no_offload", "fig3.cpu0_load_max_pct.offload1",
+                 "fig4.interrupt_reduction_pct.tcp", "fig4.interrupt_reduction_pct.udp", "released_cpu_cycles_pct"]
+    for i in predicted:
+        assert rows[i]["role"] == "prediction" and rows[i]["published"] == ""
+    # Figure 8's full-speed CPU1 is Figure 7's Offload 1: the same runs.
+    assert rows["fig8.mean_mbps.cpu1_100"]["nicsim"] == rows["fig7.mean_mbps.offload1"]["nicsim"]
+    # CPU loads are shares of CPU0's time.
+    assert 0 < float(rows["fig3.cpu0_load_max_pct.offload1"]["nicsim"]) <= 100
+    claims = [r for r in rows.values() if r["role"] == "claim"]
+    assert len(claims) >= 8 and {r["nicsim"] for r in claims} <= {"0", "1"}

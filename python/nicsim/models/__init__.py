@@ -5,7 +5,7 @@ confrontation with simulation.
 * :mod:`~nicsim.models.emo`     EMO (Gilfeather and Maccabe, 2005): per-message latency, overhead, gap.
 * :mod:`~nicsim.models.loggp`   LogP / LogGP: T(k) = o + (k − 1)G + L + o.
 * :mod:`~nicsim.models.extract` their parameters from a run's probes.
-* :mod:`~nicsim.models.compare` prediction against simulation on sweeps, with figures and a report.
+* :mod:`nicsim.studies.ortiz.analytical` prediction against simulation on sweeps of the Ortiz machine, with figures and a report (``nicsim models compare``).
 
 See docs/models/analytical.md.
 """

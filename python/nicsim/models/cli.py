@@ -116,7 +116,7 @@ def compare(out: Path, results: Path | None, workers: int | None, progress: bool
     Offload x, NetPIPE) and write predicted vs simulated with the errors."""
     from nicsim.campaign.executors import LocalExecutor
 
-    from . import compare as C
+    from nicsim.studies.ortiz import analytical as C
 
     try:
         with LocalExecutor(workers) as runner:

@@ -367,12 +367,15 @@ def loggp_reference(
     payload = float(curve_run["summary"].get("payload_bytes") or 0)
     if payload <= 0:
         raise ExtractionError("the NetPIPE run reports no payload bytes")
-    copy_cycles = sum(
-        float(h["timing"]["cores"][0]["cycles"].get("copy", 0)) for h in curve_run["hosts"] if h.get("timing")
-    )
-    hz = work.host_hz
+    # The copy runs on the application core, or on the communication
+    # processor (at its own clock) when the profile moves it there.
+    copy_s = sum(
+        float(c["cycles"].get("copy", 0)) / (work.host_hz if i == 0 else work.nic_hz)
+        for h in curve_run["hosts"] if h.get("timing")
+        for i, c in enumerate(h["timing"]["cores"])
+    )  # fmt: skip
     # Each byte is copied once by its sender and once by its receiver.
-    copy_G = copy_cycles / (2 * payload) / hz
+    copy_G = copy_s / (2 * payload)
     bus = [h["timing"]["bus"] for h in curve_run["hosts"] if h.get("timing")]
     bus_G = max(
         (sum(r["busy_ps"] for r in b["resources"]) / 1e12 / b["bytes"] for b in bus if b["bytes"] > 0), default=0.0

@@ -297,6 +297,18 @@ pub enum OffloadNotify {
     Interrupt,
 }
 
+/// Offload: which processor copies data between the application's buffer
+/// and the socket buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SocketCopy {
+    /// The application core, inside its socket call.
+    #[default]
+    App,
+    /// The communication processor, after the application's call.
+    Comm,
+}
+
 /// Protocol offload: the TCP/IP stack (smoltcp with its cost model) runs on
 /// a communication processor with its own clock and memory delay; the
 /// application core only makes calls, posts commands and takes completions.
@@ -322,9 +334,22 @@ pub struct OffloadConfig {
     /// How it learns of work.
     #[serde(default = "default_notify")]
     pub notify: OffloadNotify,
-    /// One turn of its polling loop (poll mode): work waits for the turn to end.
+    /// One turn of its polling loop (poll mode) at the host's clock: work
+    /// waits for the turn to end. The turn's instructions take
+    /// `1 / clock_ratio` as long on a slower processor.
     #[serde(default)]
     pub poll_interval: Duration,
+    /// Memory accesses in one turn of the polling loop (reading the NIC's
+    /// status block and the command ring): each adds the processor's memory
+    /// delay (x times the reference) to the turn.
+    #[serde(default)]
+    pub poll_mem: u64,
+    /// Where the copy between the application's buffer and the socket
+    /// buffers runs: `app` (the application core, in its system call) or
+    /// `comm` (the communication processor, whose memory delay and clock
+    /// then price it).
+    #[serde(default)]
+    pub socket_copy: SocketCopy,
     /// Application core: build a command (descriptor) and ring the doorbell, per socket call.
     #[serde(default)]
     pub command: Cost,
@@ -352,6 +377,8 @@ impl Default for OffloadConfig {
             memory_multiplier: 1.0,
             notify: default_notify(),
             poll_interval: Duration(0),
+            poll_mem: 0,
+            socket_copy: SocketCopy::App,
             command: Cost::default(),
             command_rx: Cost::default(),
             completion: Cost::default(),
@@ -908,6 +935,9 @@ impl Timing {
         if !(0.1..=1000.0).contains(&o.memory_multiplier) {
             return err("offload.memory_multiplier", format!("must be 0.1 to 1000, got {}", o.memory_multiplier));
         }
+        if o.poll_mem > 1000 {
+            return err("offload.poll_mem", format!("must be at most 1000 accesses, got {}", o.poll_mem));
+        }
         if o.poll_interval.0 > crate::engine::time::PS_PER_S {
             return err("offload.poll_interval", format!("must be at most 1s, got {}", o.poll_interval));
         }
@@ -1012,6 +1042,34 @@ impl Timing {
         let bw =
             if hot && !self.memory.cold_cache { self.memory.cached_copy_bandwidth } else { self.memory.copy_bandwidth };
         per_byte_cycles(bytes, bw, self.cpu.clock)
+    }
+
+    /// Cycles of `core` to copy `bytes` (hot: the data is in cache). On the
+    /// communication processor the copy's instructions (the cached rate)
+    /// take the same cycles and its memory stalls (the rest of the uncached
+    /// rate) x times the reference delay, counted in its own cycles.
+    pub fn copy_cycles_on(&self, core: usize, bytes: u64, hot: bool) -> u64 {
+        if self.comm_core() != Some(core) {
+            return self.copy_cycles(bytes, hot);
+        }
+        let instr = per_byte_cycles(bytes, self.memory.cached_copy_bandwidth, self.cpu.clock);
+        if hot && !self.memory.cold_cache {
+            return instr;
+        }
+        let stall = self.copy_cycles(bytes, false).saturating_sub(instr) as f64;
+        let o = &self.offload;
+        instr + (stall * o.memory_multiplier * o.clock_ratio).round() as u64
+    }
+
+    /// One turn of the communication processor's polling loop: its
+    /// instructions (`poll_interval` at the host clock) on its own clock
+    /// and `poll_mem` memory accesses at its memory delay.
+    pub fn poll_turn(&self) -> Duration {
+        let o = &self.offload;
+        let instr = o.poll_interval.0 as f64 / o.clock_ratio;
+        let per_cycle = crate::engine::time::PS_PER_S as f64 / self.cpu.clock.0 as f64;
+        let mem = (o.poll_mem * self.memory.latency) as f64 * o.memory_multiplier * per_cycle;
+        Duration((instr + mem).round() as u64)
     }
 
     /// Cycles to checksum `bytes` in software.
@@ -1127,6 +1185,40 @@ mod tests {
         assert_eq!(e.path, "hosts[0].cpu.clock");
         let e = resolve("hosts[0]", "pentium", &[]).unwrap_err();
         assert_eq!(e.path, "hosts[0].profile");
+    }
+
+    #[test]
+    fn a_copy_on_the_communication_processor_slows_with_x_and_its_clock() {
+        let over: toml::Table = "enabled = true\nsocket_copy = \"comm\"".parse().unwrap();
+        let t = resolve("h", "ortiz-p4-400", &[("offload", &over)]).unwrap();
+        let comm = t.comm_core().unwrap();
+        // 8000 bytes: 4000 cycles of moves at 800 MB/s, 10 000 in all at 320 MB/s (400 MHz).
+        assert_eq!(t.copy_cycles(8000, false), 10_000);
+        assert_eq!(t.copy_cycles_on(comm, 8000, false), 10_000, "x = 1 at full speed: the host's cost");
+        assert_eq!(t.copy_cycles_on(comm, 8000, true), 4_000, "a cached copy has no stalls");
+        let mut slow = t.clone();
+        slow.offload.memory_multiplier = 10.0;
+        assert_eq!(slow.copy_cycles_on(comm, 8000, false), 4_000 + 60_000, "stalls x 10");
+        let mut quarter = t.clone();
+        quarter.offload.clock_ratio = 0.25;
+        // Stalls keep their time (6000 host cycles = 1500 of its own); moves keep their cycles.
+        assert_eq!(quarter.copy_cycles_on(comm, 8000, false), 4_000 + 1_500);
+        assert_eq!(quarter.core_hz(comm), 100_000_000);
+        assert_eq!(t.copy_cycles_on(0, 8000, false), 10_000, "CPU0 copies at the host's rates");
+    }
+
+    #[test]
+    fn the_polling_turn_scales_with_clock_and_memory_delay() {
+        let t = resolve("h", "ortiz-p4-400", &[]).unwrap();
+        // 500 ns of instructions and two 10-cycle accesses at 400 MHz (50 ns).
+        assert_eq!(t.poll_turn(), Duration(550_000));
+        let mut s = t.clone();
+        s.offload.clock_ratio = 0.25;
+        s.offload.memory_multiplier = 10.0;
+        assert_eq!(s.poll_turn(), Duration(2_000_000 + 500_000));
+        let over: toml::Table = "poll_mem = 5000".parse().unwrap();
+        let e = resolve("hosts[0]", "ortiz-p4-400", &[("offload", &over)]).unwrap_err();
+        assert_eq!(e.path, "hosts[0].offload.poll_mem");
     }
 
     #[test]

@@ -28,7 +28,7 @@ use super::{Event, Port, Sim};
 use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
-use crate::host::timing::{OffloadLocation, OffloadNotify, Overflow, Timing};
+use crate::host::timing::{OffloadLocation, OffloadNotify, Overflow, SocketCopy, Timing};
 use crate::host::TxFrame;
 use crate::nic::tso;
 use crate::probe::observer;
@@ -43,6 +43,10 @@ const QDISC_LIMIT: usize = 1000;
 pub(super) enum Next {
     /// The application's socket call is done: carry it out.
     AppOp(Op),
+    /// Offload with the socket copy on the communication processor: the
+    /// application core's part of the call is done; the communication
+    /// processor copies (that many of its cycles), then the call is carried out.
+    CommCopy(Op, u64),
     /// Receive processing of a frame is done: hand it to smoltcp (with the
     /// number of TCP segments a coalescing engine merged into it).
     RxDeliver(Vec<u8>, u32),
@@ -230,7 +234,7 @@ impl Timed {
     /// When a polling communication processor notices work that appeared at `now`:
     /// at the end of the current turn of its loop.
     fn poll_at(&self, now: Time) -> Time {
-        let turn = self.timing.offload.poll_interval.0;
+        let turn = self.timing.poll_turn().0;
         if turn == 0 {
             now
         } else {
@@ -488,6 +492,17 @@ impl Sim {
                     self.submit(h, app_core, now, job);
                 }
             }
+            Next::CommCopy(op, cycles) => {
+                let t = self.timed(h);
+                let core = t.timing.stack_core();
+                let path = match op {
+                    Op::Read { .. } | Op::RecvFrom { .. } => Path::Receive,
+                    _ => Path::Send,
+                };
+                let msg = self.apps[h].current_msg();
+                let job = Job::new(Class::Softirq, vec![(Layer::Copy, cycles)], Next::AppOp(op)).for_msg(msg).on(path);
+                self.submit(h, core, now, job);
+            }
             Next::AppComputed => {
                 self.timed(h).app_busy = false;
                 self.app_kick(h, now, false);
@@ -716,14 +731,18 @@ impl Sim {
         pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
         pieces.push((Layer::Socket, t.timing.cycles(socket)));
         let app_core = t.timing.cpu.app_core as usize;
+        let comm_copy = t.timing.offload.enabled && t.timing.offload.socket_copy == SocketCopy::Comm;
         let (copy, moved) = match t.zc_socket_move(&op, hot, app_core) {
             Some(m) => {
                 pieces.extend(m.pieces);
                 (m.copy, m.copied)
             }
+            None if comm_copy => (0, 0),
             None => (t.timing.copy_cycles(op.bytes(), hot), op.bytes()),
         };
-        pieces.push((Layer::Copy, copy));
+        if copy > 0 || !comm_copy {
+            pieces.push((Layer::Copy, copy));
+        }
         if t.timing.offload.enabled {
             pieces.push((Layer::Command, t.timing.cycles(t.timing.offload.command)));
         }
@@ -744,7 +763,14 @@ impl Sim {
             Op::Read { .. } | Op::RecvFrom { .. } => Path::Receive,
             Op::Close { .. } | Op::Connect { .. } | Op::ViaSend { .. } | Op::ViaRecv { .. } => Path::Other,
         };
-        let job = Job::new(Class::Task, pieces, Next::AppOp(op)).for_msg(msg).on(path);
+        let then = if comm_copy && moved == 0 && copy == 0 && op.bytes() > 0 {
+            // CPU1's own memory space: its copy does not reserve the shared memory system.
+            let comm = t.timing.stack_core();
+            Next::CommCopy(op, t.timing.copy_cycles_on(comm, op.bytes(), hot))
+        } else {
+            Next::AppOp(op)
+        };
+        let job = Job::new(Class::Task, pieces, then).for_msg(msg).on(path);
         self.submit(h, core, now, job);
     }
 

@@ -1,5 +1,6 @@
-"""Prediction against simulation: the analytical models confronted with
-nicsim on sweeps of the Ortiz machine.
+"""Prediction against simulation: the analytical models (LAWS, EMO, LogGP)
+confronted with nicsim on sweeps of the Ortiz machine (``nicsim models
+compare``) and on the Ortiz study's own runs (its "Analytical models" section).
 
 Each sweep has a reference point where the model's parameters are
 extracted (:mod:`nicsim.models.extract`); every other point is predicted
@@ -34,10 +35,10 @@ from nicsim.campaign.executors import Executor
 from nicsim.campaign.reproduction import Reproduction
 from nicsim.campaign.sweep import Sweep
 
-from . import extract as E
-from .laws import LawsRatios
+from nicsim.models import extract as E
+from nicsim.models.laws import LawsRatios
 
-STUDY_DIR = Path(__file__).resolve().parent.parent / "studies" / "ortiz"
+STUDY_DIR = Path(__file__).resolve().parent
 """The Ortiz study's scenario files."""
 PROFILE = "ortiz-p4-400"
 PROPAGATION_S = 10e-9
@@ -649,3 +650,12 @@ def ortiz_section(
         "",
     ]
     return lines
+
+
+def models_section(ctx: Any) -> list[str]:
+    """The Ortiz report's "Analytical models" section (a framework section)."""
+    from .experiments import LATENCY, NETPIPE, TCP
+    from .report import runs
+
+    data = {"ortiz-latency": runs(ctx, LATENCY), "ortiz-netpipe": runs(ctx, NETPIPE), "ortiz-tcp": runs(ctx, TCP)}
+    return ortiz_section(data, ctx.out_dir, ctx.written)[2:]
