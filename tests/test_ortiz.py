@@ -7,9 +7,8 @@ import csv
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from nicsim.cli import main
+from conftest import reproduce_study
 
 # The study's Table I (µs), written out here independently of the module.
 TABLE_I = {
@@ -23,14 +22,8 @@ TABLE_I = {
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    results = tmp_path_factory.mktemp("ortiz")
-    out = results / "report"
-    res = CliRunner().invoke(
-        main, ["reproduce", "ortiz", "--results", str(results), "--out", str(out), "--no-progress"]
-    )
-    assert res.exit_code == 0, res.output
-    return out
+def report(reproductions: Path) -> Path:
+    return reproduce_study(reproductions, "ortiz") / "report"
 
 
 def _rows(path: Path) -> list[dict[str, str]]:

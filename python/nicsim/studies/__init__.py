@@ -8,15 +8,8 @@ published numbers, and ``comparison.csv`` (:mod:`.comparison`);
 from __future__ import annotations
 
 import csv
-import os
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from nicsim.campaign.cache import Cache
-from nicsim.campaign.executors import Executor
-from nicsim.campaign.reproduction import Reproduction
 
 STUDIES = {
     "elbeshti": "nicsim.studies.elbeshti",
@@ -24,28 +17,7 @@ STUDIES = {
     "ortiz": "nicsim.studies.ortiz",
     "won": "nicsim.studies.won",
 }
-"""Study short name -> module with ``reproduce(out, results, executor)``."""
-
-
-def run_and_report(
-    repro: Reproduction,
-    report: Callable[[Cache, Path, float], list[Path]],
-    out: str | os.PathLike[str] | None = None,
-    results: str | os.PathLike[str] | None = None,
-    executor: Executor | None = None,
-    progress: bool | None = None,
-) -> list[Path]:
-    """Run a study's missing points under ``results`` (default
-    ``results/reproductions/<name>``), then ``report(cache, out_dir,
-    wall_s)`` writes its report to ``out`` (default ``<results>/report``);
-    returns the files written."""
-    results_dir = Path(results) if results is not None else repro.default_results()
-    out_dir = Path(out) if out is not None else results_dir / "report"
-    started = time.perf_counter()
-    repro.run(executor, results_dir, progress=progress)
-    wall = time.perf_counter() - started
-    with Cache(results_dir) as cache:
-        return report(cache, out_dir, wall)
+"""Study short name -> package with ``STUDY`` and ``reproduce(out, results, executor, progress)``."""
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -92,11 +92,11 @@ def study_overview(rows: Sequence[Row]) -> list[str]:
     ]
     for s in _studies(rows):
         mine = [r for r in rows if r.study == s]
-        cal = [r for r in mine if r.role == "calibration" and r.error_pct is not None]
+        cal = [r for r in mine if r.role == "calibration"]
         pred = [r for r in mine if r.role == "prediction"]
         judged = [r for r in pred if r.error_pct is not None]
         claims = [r for r in mine if r.role == "claim"]
-        worst = max(cal, key=lambda r: abs(r.error_pct or 0.0), default=None)
+        worst = max((r for r in cal if r.error_pct is not None), key=lambda r: abs(r.error_pct or 0.0), default=None)
         close = sum(abs(r.error_pct or 0.0) <= BAND * 100 for r in judged)
         median = statistics.median(abs(r.error_pct or 0.0) for r in judged) if judged else None
         lines.append(
@@ -110,15 +110,15 @@ def study_overview(rows: Sequence[Row]) -> list[str]:
 
 def render(rows: Sequence[Row], figure_name: str, heading: str) -> str:
     """The summary page (Markdown): the overview, then per study every
-    calibration row, every prediction with a published value, and every
-    claim that does not hold."""
+    number with a published value, every prediction without one, and every
+    claim with its verdict."""
     lines = [
         heading,
         "",
         "Generated from `comparison.csv` (`nicsim reproduce all`). Calibration rows are the published",
         "numbers a study's profile was fitted to; predictions come from the same profile unchanged.",
         "A prediction without a published value is one the study gives only in a figure or that is",
-        "held out from nicsim's copy of the study: it is listed in the study's own report.",
+        "held out from nicsim's copy of the study. Each study's report explains every row.",
         "",
         *study_overview(rows),
         "",
@@ -128,28 +128,34 @@ def render(rows: Sequence[Row], figure_name: str, heading: str) -> str:
     for s in _studies(rows):
         mine = [r for r in rows if r.study == s]
         shown = [r for r in mine if r.published is not None]
-        failed = [r for r in mine if r.role == "claim" and r.nicsim == 0]
+        held = [r for r in mine if r.published is None and r.role != "claim"]
         claims = [r for r in mine if r.role == "claim"]
         lines += [f"## {s}", ""]
         if shown:
-            lines += ["| id | quantity | role | published | nicsim | error |", "| --- | --- | --- | --- | --- | --- |"]
+            lines += ["Numbers with a published value:", "",
+                      "| id | quantity | role | published | nicsim | error |", "| --- | --- | --- | --- | --- | --- |"]
             lines += [f"| `{r.id}` | {r.description} | {r.role} | {_fmt(r.published, r.unit)} |"
                       f" {_fmt(r.nicsim, r.unit)} | {_err(r)} |" for r in shown]
             lines.append("")
-        unpublished = len([r for r in mine if r.published is None and r.role != "claim"])
-        lines.append(f"{unpublished} more predictions have no published value to compare with; "
-                     f"{len(claims) - len(failed)} of {len(claims)} claims of the text hold.")
-        if failed:
-            lines += ["", "Claims that do not hold:", ""]
-            lines += [f"- `{r.id}`: {r.description}" for r in failed]
-        lines.append("")
+        if held:
+            lines += ["Predictions whose published value is held out or only in a figure:", "",
+                      "| id | quantity | nicsim |", "| --- | --- | --- |"]
+            lines += [f"| `{r.id}` | {r.description} | {_fmt(r.nicsim, r.unit)} |" for r in held]
+            lines.append("")
+        if claims:
+            lines += [f"Claims of the text: {sum(r.nicsim == 1 for r in claims)} of {len(claims)} hold.", "",
+                      "| id | the study says | verdict |", "| --- | --- | --- |"]
+            lines += [f"| `{r.id}` | {r.description} | {'holds' if r.nicsim == 1 else '**does not hold**'} |"
+                      for r in claims]
+            lines.append("")
     return "\n".join(lines)
 
 
 def figure(rows: Sequence[Row], stem: Path, *, pdf: bool = True) -> list[Path]:
     """Published against nicsim for every row with both (positive values),
     log-log, one colour per study; circles are calibration, triangles
-    predictions. Written as ``stem.png`` (and ``stem.pdf``)."""
+    predictions; a point outside the band is labelled with its id. Written
+    as ``stem.png`` (and ``stem.pdf``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -173,6 +179,10 @@ def figure(rows: Sequence[Row], stem: Path, *, pdf: bool = True) -> list[Path]:
                 ax.scatter([r.published for r in pts], [r.nicsim for r in pts], marker=marker, s=28,
                            color=COLORS.get(s, "0.2"), edgecolor="black", linewidth=0.4,
                            label=f"{s} ({role})", zorder=3)
+    for r in pairs:
+        if abs(r.error_pct or 0.0) > BAND * 100:
+            ax.annotate(f"{r.study} {r.id}", (r.published, r.nicsim), fontsize=6, xytext=(4, -8),
+                        textcoords="offset points")
     ax.set_xscale("log")
     ax.set_yscale("log")
     from matplotlib.ticker import FuncFormatter

@@ -130,7 +130,6 @@ def _claims(ctx: Context, d: dict[str, Any]) -> list[str]:
     rows, cc = d["tables"], d["class_clock"]
     study_conv = next(iter(CONVENTIONS))
     by = {(r["size"], r["class"]): r["min_clock_mhz"] for r in cc if r["convention"] == study_conv}
-    highest = {s: max(CLASSES, key=lambda c: (by[(s, c)], c == "OOP")) for s in SIZES}
     ctx.claim("claim.oop_needs_highest_clock",
               "The highest RISC clock rate is recorded when it is performing the out-of-order TCP packets",
               "; ".join(f"{s} B: OOP {by[(s, 'OOP')]} MHz, next {max(by[(s, c)] for c in CLASSES if c != 'OOP')} MHz"

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from nicsim.studies.framework import Context
 
 from .experiments import LABELS, MTU
-from .report import Echoes, echoes, fmt, sizes
+from .report import echoes, fmt, sizes
 
 NEGLIGIBLE = 0.10
 """A layer with "a negligible effect" has a share below this."""

@@ -187,8 +187,8 @@ def breakdowns(ctx: Context) -> list[str]:
 
     fig6 = breakdown(256, "send", "fig6-send-256B", "256-byte send by layer")
     fig7 = breakdown(4096, "receive", "fig7-receive-4KB", "4-KB receive by layer")
-    return [f"### Figure 6: 256-byte send", "", f"![256 B send]({fig6})", "",
-            f"### Figure 7: 4-KB receive", "", f"![4 KB receive]({fig7})"]
+    return ["### Figure 6: 256-byte send", "", f"![256 B send]({fig6})", "",
+            "### Figure 7: 4-KB receive", "", f"![4 KB receive]({fig7})"]
 
 
 def improvement(ctx: Context) -> list[str]:
