@@ -27,9 +27,10 @@ class CountingExecutor(LocalExecutor):
 
 
 @pytest.fixture(scope="module")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
-    """(results root, runs of the first reproduction, runs of the second)."""
-    root = tmp_path_factory.mktemp("reproductions")
+def everything(reproductions: Path) -> tuple[Path, int, int]:
+    """(results root, runs of the first reproduction, runs of the second).
+    The root is the session's, so the study tests' runs are reused."""
+    root = reproductions
     ex = CountingExecutor()
     with ex:
         summary.reproduce_all(results=root, executor=ex, progress=False)
@@ -39,9 +40,10 @@ def everything(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int
 
 
 def test_a_second_reproduction_simulates_nothing(everything: tuple[Path, int, int]) -> None:
-    _, first, second = everything
-    assert first > 0
+    root, first, second = everything
     assert second == 0
+    runs = sum(1 for name in STUDIES for _ in (root / name / "runs").rglob("*.json"))
+    assert runs >= first and runs > 100, "every study's runs are in the shared cache"
 
 
 def test_the_combined_file_has_every_studys_rows(everything: tuple[Path, int, int]) -> None:
