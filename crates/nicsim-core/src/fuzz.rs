@@ -29,7 +29,8 @@ use crate::engine::units::{Bandwidth, Duration, Frequency, Quantity, Size};
 use crate::engine::Dur;
 use crate::link::Channel;
 use crate::nic::gro::{Gro, GroConfig};
-use crate::nic::lro::{Coalesced, LroConfig, NicLro};
+use crate::nic::lro::{LroConfig, NicLro};
+use crate::nic::offload::merge::Coalesced;
 use crate::nic::tso::segment;
 use crate::probe::wire::TcpMonitor;
 

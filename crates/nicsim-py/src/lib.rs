@@ -359,7 +359,8 @@ fn coalesce_pcap(
     cam_entries: Option<usize>,
     assume_checksums_ok: bool,
 ) -> PyResult<String> {
-    use nicsim_core::nic::lro::{CaptureOptions, Engine, LroConfig};
+    use nicsim_core::nic::capture::{CaptureOptions, Engine};
+    use nicsim_core::nic::lro::LroConfig;
     if !(batch_gap_us.is_finite() && batch_gap_us >= 0.0) {
         return Err(PyValueError::new_err(format!("batch_gap_us must be a non-negative number, not {batch_gap_us}")));
     }
@@ -387,7 +388,7 @@ fn coalesce_pcap(
         other => return Err(PyValueError::new_err(format!("unknown engine \"{other}\"; engines are: nic, gro"))),
     };
     let options = CaptureOptions { assume_checksums_ok };
-    py.detach(|| nicsim_core::nic::lro::coalesce_capture(&input, &output, engine, options).map(|r| r.to_json()))
+    py.detach(|| nicsim_core::nic::capture::coalesce_capture(&input, &output, engine, options).map(|r| r.to_json()))
         .map_err(|e| to_py_err(py, e))
 }
 

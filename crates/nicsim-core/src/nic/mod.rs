@@ -1,16 +1,12 @@
-//! NIC-side frame processing: what a network interface does to the bytes
-//! of a frame (the timing of rings, DMA and interrupts is in
-//! `sim::timed`). One file per engine.
+//! The NIC: what a network interface does to the bytes of a frame (the
+//! offload engines in [`offload`], one file each) and the NIC processor of
+//! the LRO study ([`risc`]).
 
-pub mod cam;
-pub mod frag;
-pub mod gro;
-pub mod lro;
-mod merge;
+pub mod offload;
 pub mod risc;
-pub mod tso;
 
-pub use merge::{PassReason, PassReasons};
+pub use offload::merge::{PassReason, PassReasons};
+pub use offload::{cam, capture, frag, gro, lro, tso};
 
 use serde::Serialize;
 

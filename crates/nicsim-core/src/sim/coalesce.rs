@@ -23,7 +23,8 @@ use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Class, Job, Layer, Path};
 use crate::host::timing::{Cost, LroMode, Timing};
 use crate::nic::gro::{Gro, GroConfig, GroStats};
-use crate::nic::lro::{Coalesced, LroConfig, LroStats, NicLro};
+use crate::nic::lro::{LroConfig, LroStats, NicLro};
+use crate::nic::offload::merge::Coalesced;
 use crate::nic::risc::{CoreConfig, DmaClock};
 
 /// Counters of the NIC LRO engine's core.

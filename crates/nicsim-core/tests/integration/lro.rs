@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 
 use nicsim_core::nic::gro::{Gro, GroConfig};
-use nicsim_core::nic::lro::{coalesce_pcap, Coalesced, Engine, LroConfig, NicLro};
+use nicsim_core::nic::capture::{coalesce_pcap, Engine};
+use nicsim_core::nic::lro::{LroConfig, NicLro};
+use nicsim_core::nic::offload::merge::Coalesced;
 use nicsim_core::nic::LroClass;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};

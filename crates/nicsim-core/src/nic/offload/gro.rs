@@ -19,8 +19,8 @@
 
 use serde::Serialize;
 
-use super::lro::Coalesced;
 use super::merge::{
+    Coalesced,
     emit, ip_reason, parse, pass, Aggregate, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView, ETH, IP_MAX,
 };
 

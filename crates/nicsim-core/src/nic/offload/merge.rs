@@ -10,7 +10,15 @@
 
 use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet, TcpPacket};
 
-use super::lro::Coalesced;
+/// A frame for the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Coalesced {
+    /// The Ethernet frame (merged, or exactly as received).
+    pub frame: Vec<u8>,
+    /// TCP segments merged into it (1: as received, or one trimmed segment).
+    pub segments: u32,
+}
+
 
 /// Statistics with the output counters both engines keep.
 pub(super) trait OutputStats {
