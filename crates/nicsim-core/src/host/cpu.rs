@@ -181,6 +181,13 @@ impl<T> Job<T> {
         self
     }
 
+    /// The same job with its continuation turned into another type (a
+    /// component's own continuation becomes the assembly's).
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Job<U> {
+        let Job { pieces, at, done, class, msg, path, then } = self;
+        Job { pieces, at, done, class, msg, path, then: f(then) }
+    }
+
     /// Cycles still to run.
     pub fn remaining(&self) -> u64 {
         self.pieces[self.at..].iter().map(|p| p.1).sum::<u64>() - self.done

@@ -42,6 +42,7 @@ use crate::bus::BusOp;
 use crate::config::{EchoConfig, MessageProtocol};
 use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Job, Layer, Path, LAYERS};
+use crate::host::timing::Timing;
 use crate::workload::{via, App, Op};
 
 /// Per-message DMA cycles, spans and frame counts of a timed host.
@@ -117,29 +118,27 @@ pub fn swap_headers(frame: &mut [u8]) {
     }
 }
 
-impl super::timed::Timed {
-    /// Send-path pieces of a VIA frame: transport (fragment header, one
-    /// translation per page) and driver (DMA set-up).
-    pub(super) fn via_tx_pieces(&self, v: via::FrameInfo, core: usize) -> Vec<(Layer, u64)> {
-        let c = &self.timing.costs;
-        let cy = |cost| self.timing.cycles_on(core, cost);
-        let transport = cy(c.via_tx) + v.pages * cy(c.via_translate);
-        vec![(Layer::ViaTransport, transport), (Layer::Driver, cy(c.driver_tx))]
-    }
+/// Send-path pieces of a VIA frame: transport (fragment header, one
+/// translation per page) and driver (DMA set-up).
+pub(super) fn via_tx_pieces(timing: &Timing, v: via::FrameInfo, core: usize) -> Vec<(Layer, u64)> {
+    let c = &timing.costs;
+    let cy = |cost| timing.cycles_on(core, cost);
+    let transport = cy(c.via_tx) + v.pages * cy(c.via_translate);
+    vec![(Layer::ViaTransport, transport), (Layer::Driver, cy(c.driver_tx))]
+}
 
-    /// Receive-path pieces of a VIA frame: driver, transport (demultiplex,
-    /// translate, defragment), the copy into the registered buffer.
-    pub(super) fn via_rx_pieces(&self, v: via::FrameInfo, core: usize) -> Vec<(Layer, u64)> {
-        let c = &self.timing.costs;
-        let cy = |cost| self.timing.cycles_on(core, cost);
-        let mut transport = cy(c.via_rx) + v.pages * cy(c.via_translate);
-        if v.fragmented {
-            transport += cy(c.via_defrag);
-        }
-        // The data came by DMA: it is not in the cache.
-        let copy = self.timing.copy_cycles(v.payload, false);
-        vec![(Layer::Driver, cy(c.driver_rx)), (Layer::ViaTransport, transport), (Layer::Copy, copy)]
+/// Receive-path pieces of a VIA frame: driver, transport (demultiplex,
+/// translate, defragment), the copy into the registered buffer.
+pub(super) fn via_rx_pieces(timing: &Timing, v: via::FrameInfo, core: usize) -> Vec<(Layer, u64)> {
+    let c = &timing.costs;
+    let cy = |cost| timing.cycles_on(core, cost);
+    let mut transport = cy(c.via_rx) + v.pages * cy(c.via_translate);
+    if v.fragmented {
+        transport += cy(c.via_defrag);
     }
+    // The data came by DMA: it is not in the cache.
+    let copy = timing.copy_cycles(v.payload, false);
+    vec![(Layer::Driver, cy(c.driver_rx)), (Layer::ViaTransport, transport), (Layer::Copy, copy)]
 }
 
 impl Sim {

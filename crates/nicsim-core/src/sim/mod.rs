@@ -16,12 +16,11 @@
 //! on the link towards its destination MAC address (broadcasts on every other
 //! link). Nodes are numbered hosts first, then switches.
 
-mod coalesce;
 mod echo;
 mod specdefrag;
 mod timed;
 
-pub use coalesce::{NicCoreStats, NicLroReport};
+pub use crate::nic::offload::nic_lro::{NicCoreStats, NicLroReport};
 pub use echo::{swap_headers, EchoReport, MessageRow, MessageSide, PathMean};
 pub use specdefrag::ZeroCopyStats;
 pub use timed::{CoreReport, MessageReport, NicStats, OffloadStats, TimingReport};
@@ -63,10 +62,8 @@ enum Event {
     Forward(usize, usize, Vec<u8>),
     /// Echo node `0` returns a frame.
     Echo(usize, Vec<u8>),
-    /// Timed host `0`'s NIC LRO core finished its frame.
-    LroCore(usize),
-    /// Timed host `0`'s NIC LRO flush timer (generation `1`).
-    LroFlush(usize, u64),
+    /// Timed host `0`'s receive offload engine's own timer or message.
+    Offload(usize, crate::nic::offload::OffloadEvent),
     /// Interfering frame number `1` reaches timed host `0`'s NIC (zero-copy studies).
     Interfere(usize, u64),
     /// Timed host `0`'s driver handles an admission control frame.
@@ -530,12 +527,8 @@ impl Sim {
             }
             Event::Forward(w, port, frame) => self.forward(w, port, frame, now),
             Event::Echo(h, frame) => self.on_echo(h, frame, now),
-            Event::LroCore(h) => {
-                self.on_lro_core(h, now);
-                Ok(())
-            }
-            Event::LroFlush(h, generation) => {
-                self.on_lro_flush(h, generation, now);
+            Event::Offload(h, ev) => {
+                self.on_offload_event(h, ev, now);
                 Ok(())
             }
         }

@@ -360,7 +360,7 @@ impl Timed {
         if let (Some(total), Some(z)) = (frag::last_fragment_total(frame), self.zc.as_mut()) {
             z.credit_datagram(total);
         }
-        let mut pieces = self.rx_pieces(s, core);
+        let mut pieces = super::timed::rx_pieces(&self.timing, s, core);
         if frag::is_fragment(frame) {
             let copy = self.timing.copy_cycles(s.payload, false);
             pieces.push((Layer::Copy, copy));
@@ -466,7 +466,7 @@ impl Sim {
                     let s = shape(&packet);
                     let z = t.zc.as_mut().expect("zero-copy host");
                     z.credit_datagram(s.payload as usize);
-                    let mut pieces = t.rx_pieces(s, core);
+                    let mut pieces = super::timed::rx_pieces(&t.timing, s, core);
                     let driver = t.timing.cycles_on(core, t.timing.costs.driver_rx);
                     pieces.push((Layer::Driver, driver * (train.len() as u64 - 1)));
                     pieces.push((Layer::Driver, t.timing.cycles_on(core, check)));

@@ -30,6 +30,8 @@ use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
 use crate::host::timing::{OffloadLocation, OffloadNotify, Overflow, SocketCopy, Timing};
 use crate::host::TxFrame;
+use crate::nic::offload::nic_lro::NicLroReport;
+use crate::nic::offload::{Action, AnyRxOffload, DriverBatch, OffloadEvent, OffloadReport, RxCost, RxCx, RxDone};
 use crate::nic::tso;
 use crate::probe::observer;
 use crate::workload::Op;
@@ -116,7 +118,7 @@ pub(super) struct Nic {
     tx_done: u32,
     tx_done_since: Option<Time>,
     /// Frames waiting for the RX DMA, with the segments merged into each
-    /// (with the NIC's LRO engine: merged frames in its RB memory).
+    /// (with a NIC LRO engine: merged frames in its RB memory).
     pub(super) rx_fifo: VecDeque<(Vec<u8>, u32)>,
     pub(super) rx_fifo_bytes: u64,
     /// Frames held on the wire while the link is paused.
@@ -126,8 +128,6 @@ pub(super) struct Nic {
     rx_dma_busy: bool,
     /// Frames in host memory awaiting the driver, with their DMA completion time.
     rx_done: VecDeque<(Time, Vec<u8>, u32)>,
-    /// The NIC's LRO engine and its core (`lro = "nic"`).
-    pub(super) engine: Option<Box<super::coalesce::NicEngine>>,
     /// Interrupts off while the driver polls (NAPI).
     masked: bool,
     last_irq: Option<Time>,
@@ -164,8 +164,8 @@ pub(super) struct Timed {
     pub(super) offload: OffloadStats,
     /// Per-message DMA, spans and frames (the echo workload's measurement).
     pub(super) measure: super::echo::Measure,
-    /// GRO or software LRO in the driver (`lro = "gro" | "software"`).
-    pub(super) host_lro: Option<super::coalesce::HostCoalescer>,
+    /// The receive offload engine (NIC LRO, GRO, software LRO, or none).
+    pub(super) rx: AnyRxOffload,
     /// Zero-copy TCP/IP state (None: the standard stack).
     pub(super) zc: Option<super::specdefrag::ZeroCopy>,
     /// The datagram the application reads next was rebuilt by a copy
@@ -188,9 +188,8 @@ impl Timed {
     /// Timing state for a host with `timing`, sampling utilisation every `bin`.
     pub(super) fn new(timing: Timing, bin: Dur) -> Timed {
         let cores = (0..timing.cpu.cores as usize).map(|i| Core::new(timing.core_hz(i), bin)).collect();
-        let engine = super::coalesce::NicEngine::for_timing(&timing).map(Box::new);
-        let nic = Nic { rx_posted: timing.nic.rx_ring, engine, ..Default::default() };
-        let host_lro = super::coalesce::HostCoalescer::for_timing(&timing);
+        let nic = Nic { rx_posted: timing.nic.rx_ring, ..Default::default() };
+        let rx = AnyRxOffload::for_timing(&timing);
         Timed {
             bus: Bus::new(&timing.bus),
             cores,
@@ -210,7 +209,7 @@ impl Timed {
             completion_pending: false,
             offload: OffloadStats::default(),
             measure: Default::default(),
-            host_lro,
+            rx,
             zc: None,
             glued: false,
         }
@@ -351,70 +350,78 @@ pub(super) fn shape(frame: &[u8]) -> Shape {
     Shape { proto: Some(ip.next_header()), payload, data, frag, offset: u64::from(ip.frag_offset()), via: None }
 }
 
-impl Timed {
-    /// Send-path pieces of a frame: transport (once per datagram), software
-    /// checksum, IP (and fragmentation per fragment), device, driver.
-    fn tx_pieces(&self, s: Shape, core: usize) -> Vec<(Layer, u64)> {
-        if let Some(v) = s.via {
-            return self.via_tx_pieces(v, core);
-        }
-        let c = &self.timing.costs;
-        let cy = |cost| self.timing.cycles_on(core, cost);
-        let mut pieces = Vec::with_capacity(6);
-        if s.proto.is_some() {
-            if matches!(s.frag, Frag::Whole | Frag::First) {
-                match s.proto {
-                    Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, cy(c.tcp_tx))),
-                    Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_tx))),
-                    _ => {}
-                }
-                pieces.push((Layer::Ip, cy(c.ip_tx)));
-            }
-            if !self.timing.nic.checksum_offload {
-                pieces.push((Layer::Checksum, self.timing.checksum_cycles_on(core, s.payload)));
-            }
-            if s.frag != Frag::Whole {
-                pieces.push((Layer::IpFrag, cy(c.ip_frag)));
-            }
-        }
-        pieces.push((Layer::Device, cy(c.device_tx)));
-        pieces.push((Layer::Driver, cy(c.driver_tx)));
-        pieces
+/// Send-path pieces of a frame: transport (once per datagram), software
+/// checksum, IP (and fragmentation per fragment), device, driver.
+fn tx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u64)> {
+    if let Some(v) = s.via {
+        return super::echo::via_tx_pieces(timing, v, core);
     }
-
-    /// Receive-path pieces of a frame: driver, device, IP (and
-    /// defragmentation per fragment), checksum, transport (once per datagram,
-    /// when its last fragment completes it).
-    pub(super) fn rx_pieces(&self, s: Shape, core: usize) -> Vec<(Layer, u64)> {
-        if let Some(v) = s.via {
-            return self.via_rx_pieces(v, core);
-        }
-        let c = &self.timing.costs;
-        let cy = |cost| self.timing.cycles_on(core, cost);
-        let mut pieces = vec![(Layer::Driver, cy(c.driver_rx)), (Layer::Device, cy(c.device_rx))];
-        if s.proto.is_none() {
-            return pieces;
-        }
-        pieces.push((Layer::Ip, cy(c.ip_rx)));
-        if s.frag != Frag::Whole {
-            pieces.push((Layer::IpFrag, cy(c.ip_defrag)));
-            if c.ip_defrag_copy && s.frag == (Frag::Later { last: true }) {
-                // Linux 2.2 `ip_glue`: a new buffer for the whole datagram,
-                // every fragment's data copied in from where DMA left it.
-                pieces.push((Layer::IpFrag, self.timing.copy_cycles(s.offset + s.payload, false)));
-            }
-        }
-        if !self.timing.nic.checksum_offload {
-            pieces.push((Layer::Checksum, self.timing.checksum_cycles_on(core, s.payload)));
-        }
-        if matches!(s.frag, Frag::Whole | Frag::Later { last: true }) {
+    let c = &timing.costs;
+    let cy = |cost| timing.cycles_on(core, cost);
+    let mut pieces = Vec::with_capacity(6);
+    if s.proto.is_some() {
+        if matches!(s.frag, Frag::Whole | Frag::First) {
             match s.proto {
-                Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, cy(c.tcp_rx))),
-                Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_rx))),
+                Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, cy(c.tcp_tx))),
+                Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_tx))),
                 _ => {}
             }
+            pieces.push((Layer::Ip, cy(c.ip_tx)));
         }
-        pieces
+        if !timing.nic.checksum_offload {
+            pieces.push((Layer::Checksum, timing.checksum_cycles_on(core, s.payload)));
+        }
+        if s.frag != Frag::Whole {
+            pieces.push((Layer::IpFrag, cy(c.ip_frag)));
+        }
+    }
+    pieces.push((Layer::Device, cy(c.device_tx)));
+    pieces.push((Layer::Driver, cy(c.driver_tx)));
+    pieces
+}
+
+/// Receive-path pieces of a frame: driver, device, IP (and
+/// defragmentation per fragment), checksum, transport (once per datagram,
+/// when its last fragment completes it).
+pub(super) fn rx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u64)> {
+    if let Some(v) = s.via {
+        return super::echo::via_rx_pieces(timing, v, core);
+    }
+    let c = &timing.costs;
+    let cy = |cost| timing.cycles_on(core, cost);
+    let mut pieces = vec![(Layer::Driver, cy(c.driver_rx)), (Layer::Device, cy(c.device_rx))];
+    if s.proto.is_none() {
+        return pieces;
+    }
+    pieces.push((Layer::Ip, cy(c.ip_rx)));
+    if s.frag != Frag::Whole {
+        pieces.push((Layer::IpFrag, cy(c.ip_defrag)));
+        if c.ip_defrag_copy && s.frag == (Frag::Later { last: true }) {
+            // Linux 2.2 `ip_glue`: a new buffer for the whole datagram,
+            // every fragment's data copied in from where DMA left it.
+            pieces.push((Layer::IpFrag, timing.copy_cycles(s.offset + s.payload, false)));
+        }
+    }
+    if !timing.nic.checksum_offload {
+        pieces.push((Layer::Checksum, timing.checksum_cycles_on(core, s.payload)));
+    }
+    if matches!(s.frag, Frag::Whole | Frag::Later { last: true }) {
+        match s.proto {
+            Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, cy(c.tcp_rx))),
+            Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_rx))),
+            _ => {}
+        }
+    }
+    pieces
+}
+
+/// The receive cost model of a host with `timing`: a frame's pieces on a
+/// core, and whether IP reassembly rebuilt its datagram by copying.
+pub(super) fn rx_cost(timing: &Timing, frame: &[u8], core: usize) -> RxCost {
+    let sh = shape(frame);
+    RxCost {
+        pieces: rx_pieces(timing, sh, core),
+        glued: timing.costs.ip_defrag_copy && sh.frag == (Frag::Later { last: true }),
     }
 }
 
@@ -613,7 +620,7 @@ impl Sim {
             let t = self.timed(h);
             let sh = shape(&frame.bytes);
             let path = if sh.data > 0 { Path::Send } else { Path::Receive };
-            let mut pieces = t.tx_pieces(sh, ctx.core);
+            let mut pieces = tx_pieces(&t.timing, sh, ctx.core);
             pieces.extend(t.zc_tx_pieces(&frame.bytes, ctx.core));
             t.tx_jobs += 1;
             let seq = t.tx_emitted;
@@ -847,11 +854,8 @@ impl Sim {
     /// A frame reaches timed host `h`'s NIC from the wire.
     pub(super) fn nic_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) {
         let Some(frame) = self.zc_arrive(h, frame, now) else { return };
+        let Some(frame) = self.with_rx_offload(h, now, |e, cx| e.arrive(cx, frame)) else { return };
         let t = self.timed(h);
-        if t.nic.engine.is_some() {
-            self.lro_arrive(h, frame, now);
-            return;
-        }
         let len = frame.len() as u64;
         if !t.nic.rx_held.is_empty() || t.nic.rx_fifo_bytes + len > t.timing.nic.rx_fifo.0 {
             match t.timing.nic.overflow {
@@ -891,7 +895,8 @@ impl Sim {
     pub(super) fn nic_rx_kick(&mut self, h: usize, now: Time) {
         let msg = self.apps[h].current_msg();
         let t = self.timed(h);
-        if t.nic.rx_dma_busy || t.nic.rx_posted == 0 || t.zc.as_ref().is_some_and(|z| z.rx_stopped()) {
+        let stopped = t.zc.as_ref().is_some_and(|z| z.rx_stopped()) || t.rx.engine_ref().rx_stopped();
+        if t.nic.rx_dma_busy || t.nic.rx_posted == 0 || stopped {
             return;
         }
         let Some((frame, _)) = t.nic.rx_fifo.front() else { return };
@@ -953,7 +958,7 @@ impl Sim {
         }
         let m = &t.timing.nic.moderation;
         // A speculating driver wants one interrupt per fragment train.
-        let spec = t.zc.as_ref().and_then(|z| z.moderation());
+        let spec = t.zc.as_ref().and_then(|z| z.moderation()).or_else(|| t.rx.engine_ref().moderation());
         let (rx_packets, rx_abs_delay) = spec.unwrap_or((m.rx_packets, m.rx_abs_delay.dur()));
         let mut due: Option<Time> = None;
         if let (Some((first, ..)), Some((last, ..))) = (t.nic.rx_done.front(), t.nic.rx_done.back()) {
@@ -1055,18 +1060,26 @@ impl Sim {
         if self.timed(h).zc.is_some() {
             let frames = frames.into_iter().map(|(at, f, _)| (at, f)).collect();
             take = self.zc_driver_batch(h, frames, now, core, msg, &mut jobs);
-        } else if self.timed(h).host_lro.is_some() {
-            let frames = frames.into_iter().map(|(_, f, n)| (f, n)).collect();
-            leftover = self.coalesce_batch(h, core, frames, msg, &mut jobs);
         } else {
-            for (_, frame, segments) in frames {
-                let t = self.timed(h);
-                let sh = shape(&frame);
-                let pieces = t.rx_pieces(sh, core);
-                t.glued |= t.timing.costs.ip_defrag_copy && sh.frag == (Frag::Later { last: true });
-                let job = Job::new(Class::Softirq, pieces, Next::RxDeliver(frame, segments));
-                jobs.push(job.for_msg(msg).on(Path::Receive));
-            }
+            let t = self.timed(h);
+            let mut batch = DriverBatch {
+                core,
+                msg,
+                frames,
+                ring: &mut t.nic.rx_done,
+                jobs: Vec::new(),
+                leftover: Vec::new(),
+                glued: false,
+            };
+            let mut actions = Vec::new();
+            let timing = &t.timing;
+            let cost = |f: &[u8], c: usize| rx_cost(timing, f, c);
+            let mut cx = RxCx { now, timing, rx_cost: &cost, actions: &mut actions };
+            t.rx.engine().driver_batch(&mut cx, &mut batch);
+            debug_assert!(actions.is_empty(), "a driver batch asks for nothing but jobs");
+            t.glued |= batch.glued;
+            leftover = batch.leftover;
+            jobs.extend(batch.jobs.into_iter().map(|j| j.map(Next::from)));
         }
         let t = self.timed(h);
         if cleaned > 0 {
@@ -1148,7 +1161,7 @@ pub struct TimingReport {
     /// Offload interface counters (offload mode only).
     pub offload: Option<OffloadStats>,
     /// The NIC's LRO engine and its core (`nic.lro = "nic"` only).
-    pub lro: Option<super::coalesce::NicLroReport>,
+    pub lro: Option<NicLroReport>,
     /// GRO or software LRO in the driver (`nic.lro = "gro" | "software"` only).
     pub gro: Option<crate::nic::gro::GroStats>,
     /// Zero-copy TCP/IP counters (hosts with a zero-copy switch on only).
@@ -1209,6 +1222,8 @@ impl Sim {
                 mean_receive: mean(Some(Path::Receive)),
             }
         });
+        let mut offload = OffloadReport::default();
+        t.rx.engine_ref().report(&mut offload);
         Some(TimingReport {
             profile: t.timing.description.clone(),
             cpu_utilization: cores.iter().map(|c| c.utilization).sum::<f64>() / cores.len() as f64,
@@ -1221,8 +1236,8 @@ impl Sim {
             bus_utilization: t.bus.utilization(until),
             messages,
             offload: t.timing.offload.enabled.then(|| t.offload.clone()),
-            lro: t.nic.engine.as_ref().map(|e| e.report()),
-            gro: t.host_lro.as_ref().map(|c| c.stats().clone()),
+            lro: offload.lro,
+            gro: offload.gro,
             zero_copy: t.zc.as_ref().map(|z| z.stats.clone()),
         })
     }
@@ -1240,7 +1255,7 @@ impl Timed {
         let (n, cfg) = (&self.nic, &self.timing.nic);
         let fifo: u64 = n.rx_fifo.iter().map(|(f, _)| f.len() as u64).sum();
         // With the NIC's LRO engine the queue is its RB memory, not the FIFO.
-        let fifo_cap = if n.engine.is_some() { u64::MAX } else { cfg.rx_fifo.0 };
+        let fifo_cap = if self.rx.engine_ref().owns_rx_queue() { u64::MAX } else { cfg.rx_fifo.0 };
         let in_rx_ring = u64::from(n.rx_posted) + n.rx_done.len() as u64 + u64::from(n.rx_dma_busy);
         let checks = [
             (n.tx_used <= cfg.tx_ring, format!("{} TX descriptors used of {}", n.tx_used, cfg.tx_ring)),
@@ -1279,5 +1294,51 @@ impl Timed {
             Some((_, why)) => Err(why),
             None => Ok(()),
         }
+    }
+}
+
+impl From<RxDone> for Next {
+    fn from(d: RxDone) -> Next {
+        match d {
+            RxDone::Deliver(frame, segments) => Next::RxDeliver(frame, segments),
+            RxDone::Resume => Next::SpecResume,
+        }
+    }
+}
+
+impl Sim {
+    /// Call host `h`'s receive offload engine with a context at `now`, then
+    /// carry out what it asked for, in order.
+    pub(super) fn with_rx_offload<R>(
+        &mut self,
+        h: usize,
+        now: Time,
+        f: impl FnOnce(&mut dyn crate::nic::offload::RxOffload, &mut RxCx) -> R,
+    ) -> R {
+        let t = self.timed(h);
+        let mut actions = Vec::new();
+        let timing = &t.timing;
+        let cost = |fr: &[u8], c: usize| rx_cost(timing, fr, c);
+        let mut cx = RxCx { now, timing, rx_cost: &cost, actions: &mut actions };
+        let out = f(t.rx.engine(), &mut cx);
+        for a in actions {
+            match a {
+                Action::Timer(at, prio, ev) => {
+                    self.sched.at(at, prio, Event::Offload(h, ev));
+                }
+                Action::ToHost(frame, segments) => {
+                    let t = self.timed(h);
+                    t.nic.rx_fifo_bytes += frame.len() as u64;
+                    t.nic.rx_fifo.push_back((frame, segments));
+                }
+                Action::KickRx => self.nic_rx_kick(h, now),
+            }
+        }
+        out
+    }
+
+    /// Host `h`'s receive offload engine's own event is due.
+    pub(super) fn on_offload_event(&mut self, h: usize, ev: OffloadEvent, now: Time) {
+        self.with_rx_offload(h, now, |e, cx| e.on_event(cx, ev));
     }
 }

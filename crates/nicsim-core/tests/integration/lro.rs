@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use nicsim_core::nic::gro::{Gro, GroConfig};
 use nicsim_core::nic::capture::{coalesce_pcap, Engine};
+use nicsim_core::nic::gro::{Gro, GroConfig};
 use nicsim_core::nic::lro::{LroConfig, NicLro};
 use nicsim_core::nic::offload::merge::Coalesced;
 use nicsim_core::nic::LroClass;

@@ -403,4 +403,3 @@ fn write_pcapng(
     }
     w.into_inner().flush().map_err(|e| Error::io(path.display(), e))
 }
-

@@ -19,9 +19,13 @@
 
 use serde::Serialize;
 
+use super::{DriverBatch, RxCx, RxOffload};
+use crate::host::cpu::Layer;
+use crate::host::timing::{Cost, LroMode, Timing};
+
 use super::merge::{
-    Coalesced,
-    emit, ip_reason, parse, pass, Aggregate, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView, ETH, IP_MAX,
+    emit, ip_reason, parse, pass, Aggregate, Coalesced, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView,
+    ETH, IP_MAX,
 };
 
 /// GRO's limits (defaults: Linux's).
@@ -396,6 +400,65 @@ impl OutputStats for GroStats {
 
     fn reasons(&mut self) -> &mut PassReasons {
         &mut self.passed
+    }
+}
+
+/// GRO or software LRO in the driver, as a receive offload: each frame of a
+/// NAPI batch costs the driver and the coalescer; the batch is flushed at
+/// its end; each merged frame then climbs the stack once.
+#[derive(Debug)]
+pub struct HostCoalescer {
+    gro: Gro,
+    /// Per received frame, on the stack core.
+    cost: Cost,
+}
+
+impl HostCoalescer {
+    /// The coalescer a host with `timing` runs, if `nic.lro` is `gro` or `software`.
+    pub fn from_timing(timing: &Timing) -> Option<HostCoalescer> {
+        let cost = match timing.nic.lro {
+            LroMode::Gro => timing.costs.gro_rx,
+            // Linux's inet_lro merged by the same rules GRO later took over
+            // (in-order, same headers, flushed at the end of the NAPI poll);
+            // it differs in what it costs.
+            LroMode::Software => timing.costs.lro_rx,
+            LroMode::Off | LroMode::Nic => return None,
+        };
+        Some(HostCoalescer { gro: Gro::new(GroConfig::default()), cost })
+    }
+}
+
+impl RxOffload for HostCoalescer {
+    /// Work on frames merged away after the batch's last merged frame goes
+    /// to the batch's closing job.
+    fn driver_batch(&mut self, cx: &mut RxCx, batch: &mut DriverBatch) {
+        let core = batch.core;
+        let per_frame = [
+            (Layer::Driver, cx.timing.cycles_on(core, cx.timing.costs.driver_rx)),
+            (Layer::Coalesce, cx.timing.cycles_on(core, self.cost)),
+        ];
+        let mut pending: Vec<(Layer, u64)> = Vec::new();
+        let mut out = Vec::new();
+        let frames = std::mem::take(&mut batch.frames);
+        let n = frames.len();
+        for (i, (_, frame, _)) in frames.into_iter().enumerate() {
+            self.gro.push(frame, &mut out);
+            if i + 1 == n {
+                self.gro.flush(&mut out);
+            }
+            pending.extend_from_slice(&per_frame);
+            for merged in out.drain(..) {
+                let mut pieces = std::mem::take(&mut pending);
+                let stack = (cx.rx_cost)(&merged.frame, core).pieces;
+                pieces.extend(stack.into_iter().filter(|(l, _)| *l != Layer::Driver));
+                batch.deliver(pieces, merged.frame, merged.segments);
+            }
+        }
+        batch.leftover = pending;
+    }
+
+    fn report(&self, into: &mut super::OffloadReport) {
+        into.gro = Some(self.gro.stats().clone());
     }
 }
 

@@ -29,11 +29,11 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use super::merge::Coalesced;
 use super::merge::{
     emit, ip_reason, parse, pass, seq_diff, Aggregate, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView,
     IP_MAX,
 };
-use super::merge::Coalesced;
 use crate::nic::LroClass;
 
 /// The engine's sizes (defaults: the study's).

@@ -19,7 +19,6 @@ pub struct Coalesced {
     pub segments: u32,
 }
 
-
 /// Statistics with the output counters both engines keep.
 pub(super) trait OutputStats {
     /// Frames out, bytes out, frames passed through, aggregates, segments merged.

@@ -1,5 +1,26 @@
 //! Offload engines: what a NIC (or the driver standing in for one) does to
-//! the frames it carries. One file per engine.
+//! the frames it receives, one file per engine, behind one trait.
+//!
+//! ```text
+//!  wire ─▶ RxOffload::arrive ─▶ NIC FIFO ─▶ RX DMA ─▶ ring ─▶ interrupt
+//!       (NIC LRO core, CAM,                          (moderation the engine
+//!        control frames)                               may impose)
+//!       ─▶ RxOffload::driver_batch (GRO, software LRO, speculation) ─▶ jobs
+//!          on the stack core, each delivering a frame to the stack
+//! ```
+//!
+//! An engine sees the world through [`RxCx`]: the time, the host's timing
+//! profile, the host's per-frame receive cost, and a list of [`Action`]s it
+//! asks for (timers of its own, frames to the host, frames to the wire),
+//! which the assembly carries out in order. It never sees the simulator.
+//!
+//! **Adding an engine**: write `nic/offload/<name>.rs` with a type that
+//! implements [`RxOffload`] and a `from_timing` constructor, and add one line
+//! to the [`rx_offloads!`] registry below. The registry builds the enum
+//! dispatcher [`AnyRxOffload`]: each host gets the first engine whose
+//! constructor accepts its profile, or [`NoOffload`], the baseline. The
+//! engines' own pure parts (the CAM, the merge rules, TSO, fragmentation)
+//! are in the other files here.
 
 pub mod cam;
 pub mod capture;
@@ -7,4 +28,200 @@ pub mod frag;
 pub mod gro;
 pub mod lro;
 pub mod merge;
+pub mod nic_lro;
 pub mod tso;
+
+use std::collections::VecDeque;
+
+use crate::engine::{Dur, Priority, Time};
+use crate::host::cpu::{Class, Job, Layer, Path};
+use crate::host::timing::Timing;
+
+/// Something an engine asks the assembly to do; carried out in order.
+#[derive(Debug)]
+pub enum Action {
+    /// Call the engine's [`RxOffload::on_event`] with this event at this time.
+    Timer(Time, Priority, OffloadEvent),
+    /// A frame (carrying that many merged TCP segments) joins the NIC's
+    /// queue to the receive DMA.
+    ToHost(Vec<u8>, u32),
+    /// Start the receive DMA if it can.
+    KickRx,
+}
+
+/// An engine's own timer or message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OffloadEvent {
+    /// The engine's processor finished its frame.
+    CoreDone,
+    /// A flush timer of that generation fired.
+    Flush(u64),
+}
+
+/// What the receive cost model says about one frame on a host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RxCost {
+    /// Pieces of the stack's receive work (driver, device, IP, transport).
+    pub pieces: Vec<(Layer, u64)>,
+    /// IP reassembly rebuilt a datagram by copying: its data is in the cache.
+    pub glued: bool,
+}
+
+/// The host's per-frame receive cost on a core (the assembly's cost model).
+pub type RxCostFn<'a> = &'a dyn Fn(&[u8], usize) -> RxCost;
+
+/// What an engine sees and may ask for.
+pub struct RxCx<'a> {
+    /// The current time.
+    pub now: Time,
+    /// The host's timing profile.
+    pub timing: &'a Timing,
+    /// The host's receive cost of a frame on a core.
+    pub rx_cost: RxCostFn<'a>,
+    /// What the engine asks for, in order.
+    pub actions: &'a mut Vec<Action>,
+}
+
+/// How a receive job ends.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RxDone {
+    /// Hand the frame (with that many merged segments) to the stack.
+    Deliver(Vec<u8>, u32),
+    /// A cleanup is done: the receive DMA may resume.
+    Resume,
+}
+
+/// One NAPI batch of the driver: frames taken off the receive ring, and the
+/// jobs they become on the stack core.
+pub struct DriverBatch<'a> {
+    /// The stack core.
+    pub core: usize,
+    /// The message the batch serves (per-message breakdowns).
+    pub msg: Option<u64>,
+    /// Frames taken off the ring: DMA completion time, frame, merged segments.
+    pub frames: Vec<(Time, Vec<u8>, u32)>,
+    /// The ring: frames an engine puts back wait for the next batch.
+    pub ring: &'a mut VecDeque<(Time, Vec<u8>, u32)>,
+    /// Jobs, in order.
+    pub jobs: Vec<Job<RxDone>>,
+    /// Work for the batch's closing job (frames merged away after the last job).
+    pub leftover: Vec<(Layer, u64)>,
+    /// The last datagram delivered was rebuilt by a copy.
+    pub glued: bool,
+}
+
+impl DriverBatch<'_> {
+    /// Queue a job delivering `frame` with `pieces` of work.
+    pub fn deliver(&mut self, pieces: Vec<(Layer, u64)>, frame: Vec<u8>, segments: u32) {
+        let job = Job::new(Class::Softirq, pieces, RxDone::Deliver(frame, segments));
+        self.jobs.push(job.for_msg(self.msg).on(Path::Receive));
+    }
+}
+
+/// A receive offload engine. Every hook has the baseline's behaviour by default.
+pub trait RxOffload {
+    /// A frame reaches the NIC from the wire: the engine may take it (None)
+    /// or let it into the NIC's FIFO.
+    fn arrive(&mut self, _cx: &mut RxCx, frame: Vec<u8>) -> Option<Vec<u8>> {
+        Some(frame)
+    }
+
+    /// The engine's timer or message `ev` is due.
+    fn on_event(&mut self, _cx: &mut RxCx, _ev: OffloadEvent) {}
+
+    /// The driver's receive work on a batch: by default each frame climbs
+    /// the stack at its own cost.
+    fn driver_batch(&mut self, cx: &mut RxCx, batch: &mut DriverBatch) {
+        for (_, frame, segments) in std::mem::take(&mut batch.frames) {
+            let cost = (cx.rx_cost)(&frame, batch.core);
+            batch.glued |= cost.glued;
+            batch.deliver(cost.pieces, frame, segments);
+        }
+    }
+
+    /// Whether the receive DMA must wait (a cleanup is running).
+    fn rx_stopped(&self) -> bool {
+        false
+    }
+
+    /// Interrupt moderation the engine imposes: frames per interrupt, and
+    /// the longest wait after the first (None: the profile's).
+    fn moderation(&self) -> Option<(u32, Dur)> {
+        None
+    }
+
+    /// Whether the queue in front of the receive DMA is the engine's own
+    /// memory rather than the NIC's FIFO (it is then not bounded by the FIFO).
+    fn owns_rx_queue(&self) -> bool {
+        false
+    }
+
+    /// Add what the engine counted to a host's report.
+    fn report(&self, _into: &mut OffloadReport) {}
+}
+
+/// What the receive engines of a host report (at most one is set).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct OffloadReport {
+    /// The NIC's LRO engine and its core (`nic.lro = "nic"`).
+    pub lro: Option<nic_lro::NicLroReport>,
+    /// GRO or software LRO in the driver (`nic.lro = "gro" | "software"`).
+    pub gro: Option<gro::GroStats>,
+}
+
+/// The baseline: no receive offload.
+#[derive(Debug, Default)]
+pub struct NoOffload;
+
+impl RxOffload for NoOffload {}
+
+/// The registry: `Variant => engine type`, tried in order; the first whose
+/// `from_timing(&Timing) -> Option<Self>` accepts a host's profile is its
+/// engine. Builds [`AnyRxOffload`] and its dispatch.
+macro_rules! rx_offloads {
+    ($($variant:ident => $engine:ty),* $(,)?) => {
+        /// A host's receive offload engine (enum dispatch over the registry).
+        #[derive(Debug)]
+        pub enum AnyRxOffload {
+            /// No engine.
+            None(NoOffload),
+            $(
+                #[doc = concat!("`", stringify!($engine), "`.")]
+                $variant(Box<$engine>),
+            )*
+        }
+
+        impl AnyRxOffload {
+            /// The engine a host with `timing` runs.
+            pub fn for_timing(timing: &Timing) -> AnyRxOffload {
+                $(
+                    if let Some(e) = <$engine>::from_timing(timing) {
+                        return AnyRxOffload::$variant(Box::new(e));
+                    }
+                )*
+                AnyRxOffload::None(NoOffload)
+            }
+
+            /// The engine as the trait.
+            pub fn engine(&mut self) -> &mut dyn RxOffload {
+                match self {
+                    AnyRxOffload::None(e) => e,
+                    $(AnyRxOffload::$variant(e) => e.as_mut(),)*
+                }
+            }
+
+            /// The engine as the trait, read-only.
+            pub fn engine_ref(&self) -> &dyn RxOffload {
+                match self {
+                    AnyRxOffload::None(e) => e,
+                    $(AnyRxOffload::$variant(e) => e.as_ref(),)*
+                }
+            }
+        }
+    };
+}
+
+rx_offloads! {
+    NicLro => nic_lro::NicEngine,
+    HostCoalescer => gro::HostCoalescer,
+}
