@@ -2,6 +2,7 @@
 //! offload engines in [`offload`], one file each) and the NIC processor of
 //! the LRO study ([`risc`]).
 
+pub mod device;
 pub mod offload;
 pub mod risc;
 

@@ -17,13 +17,13 @@
 //! link). Nodes are numbered hosts first, then switches.
 
 mod echo;
-mod specdefrag;
 mod timed;
 
+pub use crate::nic::device::NicStats;
 pub use crate::nic::offload::nic_lro::{NicCoreStats, NicLroReport};
+pub use crate::nic::offload::specdefrag::ZeroCopyStats;
 pub use echo::{swap_headers, EchoReport, MessageRow, MessageSide, PathMean};
-pub use specdefrag::ZeroCopyStats;
-pub use timed::{CoreReport, MessageReport, NicStats, OffloadStats, TimingReport};
+pub use timed::{CoreReport, MessageReport, OffloadStats, TimingReport};
 
 use std::path::Path;
 
@@ -33,6 +33,7 @@ use crate::engine::{Dur, Priority, Scheduler, Time};
 use crate::error::Error;
 use crate::host::Host;
 use crate::link::Channel;
+use crate::nic::offload::{AnyRxOffload, Setup};
 use crate::probe::observer::{self, Probes};
 use crate::probe::pcap::Trace;
 use crate::probe::wire::TcpMonitor;
@@ -62,14 +63,8 @@ enum Event {
     Forward(usize, usize, Vec<u8>),
     /// Echo node `0` returns a frame.
     Echo(usize, Vec<u8>),
-    /// Timed host `0`'s receive offload engine's own timer or message.
+    /// Timed host `0`'s offload engine's own timer or message.
     Offload(usize, crate::nic::offload::OffloadEvent),
-    /// Interfering frame number `1` reaches timed host `0`'s NIC (zero-copy studies).
-    Interfere(usize, u64),
-    /// Timed host `0`'s driver handles an admission control frame.
-    Admission(usize, Vec<u8>),
-    /// Timed host `0`'s throttled TX path may send again.
-    ZcKick(usize),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
@@ -240,7 +235,9 @@ impl Sim {
         // when the interface is made, and advertises its MSS from it).
         let tcp_header = |i: usize| 20 + if s.hosts[i].tcp.timestamps { 12 } else { 0 };
         let stack_mtu = |i: usize| {
-            let zc = timings[i].as_ref().and_then(|t| specdefrag::ZeroCopy::virtual_mtu(&t.zero_copy, tcp_header(i)));
+            let zc = timings[i]
+                .as_ref()
+                .and_then(|t| crate::nic::offload::specdefrag::ZeroCopy::virtual_mtu(&t.zero_copy, tcp_header(i)));
             zc.unwrap_or(mtus[i])
         };
         // Frames reach a stack exactly as another stack emitted them unless a
@@ -293,7 +290,16 @@ impl Sim {
         }
         let switches = build_switches(s, &hosts, &mut links);
         let apps = workload::install(&s.workload, &mut hosts, seed);
-        let timed = timings.into_iter().map(|t| t.map(|t| timed::Timed::new(t, s.run.sample_interval.dur()))).collect();
+        let bin = s.run.sample_interval.dur();
+        let timed = (timings.into_iter().enumerate())
+            .map(|(i, t)| {
+                t.map(|t| {
+                    let host = Setup { timing: &t, link_mtu: mtus[i], tcp_header: tcp_header(i), mac: hosts[i].mac.0 };
+                    let rx = AnyRxOffload::for_host(&host);
+                    timed::Timed::new(t, rx, bin)
+                })
+            })
+            .collect();
         let mut sim = Sim {
             sched: Scheduler::new(),
             hosts,
@@ -311,12 +317,12 @@ impl Sim {
             progress: None,
             echo: None,
         };
-        for (i, h) in s.hosts.iter().enumerate() {
-            let Some(t) = sim.timed[i].as_mut() else { continue };
-            let tcp_header = 20 + if h.tcp.timestamps { 12 } else { 0 };
-            t.zc = specdefrag::ZeroCopy::new(&t.timing.zero_copy, mtus[i], tcp_header, sim.hosts[i].mac.0);
+        for h in 0..n {
+            if sim.timed[h].is_some() {
+                let name = sim.hosts[h].name.clone();
+                sim.with_offload(h, Time::ZERO, |e, cx| e.start(cx, seed, &name))?;
+            }
         }
-        sim.zc_schedule_interference();
         if let crate::config::WorkloadConfig::Echo(e) = &s.workload {
             sim.echo = Some((index(&e.server), e.delay.dur()));
             if let Some(t) = sim.timed[index(&e.client)].as_mut() {
@@ -508,15 +514,6 @@ impl Sim {
                 self.on_nic_rx_dma(h, now);
                 Ok(())
             }
-            Event::Interfere(h, i) => {
-                self.on_interfere(h, i, now);
-                Ok(())
-            }
-            Event::Admission(h, frame) => self.on_admission(h, frame, now),
-            Event::ZcKick(h) => {
-                self.on_zc_kick(h, now);
-                Ok(())
-            }
             Event::NicIrq(h, generation) => {
                 self.on_nic_irq_timer(h, generation, now);
                 Ok(())
@@ -527,10 +524,7 @@ impl Sim {
             }
             Event::Forward(w, port, frame) => self.forward(w, port, frame, now),
             Event::Echo(h, frame) => self.on_echo(h, frame, now),
-            Event::Offload(h, ev) => {
-                self.on_offload_event(h, ev, now);
-                Ok(())
-            }
+            Event::Offload(h, ev) => self.on_offload_event(h, ev, now),
         }
     }
 

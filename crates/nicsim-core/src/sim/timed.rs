@@ -30,8 +30,11 @@ use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
 use crate::host::timing::{OffloadLocation, OffloadNotify, Overflow, SocketCopy, Timing};
 use crate::host::TxFrame;
+use crate::nic::device::{Nic, NicStats};
 use crate::nic::offload::nic_lro::NicLroReport;
-use crate::nic::offload::{Action, AnyRxOffload, DriverBatch, OffloadEvent, OffloadReport, RxCost, RxCx, RxDone};
+use crate::nic::offload::{
+    Action, AnyRxOffload, DriverBatch, OffloadEvent, OffloadReport, RxCost, RxCx, RxDone, RxOffload, SocketCall,
+};
 use crate::nic::tso;
 use crate::probe::observer;
 use crate::workload::Op;
@@ -83,59 +86,6 @@ pub(super) enum Notice {
     Command,
 }
 
-/// Counters of a timed host's NIC.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct NicStats {
-    /// Frames DMA'd into memory.
-    pub rx_frames: u64,
-    /// Frames DMA'd out of memory and sent.
-    pub tx_frames: u64,
-    /// Frames dropped because the receive FIFO was full.
-    pub rx_fifo_drops: u64,
-    /// Times the NIC paused the link because its FIFO was full.
-    pub pauses: u64,
-    /// Interrupts raised.
-    pub interrupts: u64,
-    /// Times a polling communication processor found the NIC with work (offload, poll mode).
-    pub polls: u64,
-    /// Most receive descriptors filled and not yet processed at once.
-    pub max_rx_ring_used: u32,
-    /// Most transmit descriptors in use at once.
-    pub max_tx_ring_used: u32,
-    /// Most bytes in the receive FIFO at once.
-    pub max_rx_fifo: u64,
-}
-
-/// NIC state of a timed host.
-#[derive(Debug, Default)]
-pub(super) struct Nic {
-    /// Frames posted to the TX ring, not yet fetched by DMA.
-    tx_ring: VecDeque<TxFrame>,
-    /// TX descriptors in use (posted, in DMA, or sent but not cleaned).
-    tx_used: u32,
-    tx_dma_busy: bool,
-    /// Sent frames awaiting clean-up, and when the first of them was sent.
-    tx_done: u32,
-    tx_done_since: Option<Time>,
-    /// Frames waiting for the RX DMA, with the segments merged into each
-    /// (with a NIC LRO engine: merged frames in its RB memory).
-    pub(super) rx_fifo: VecDeque<(Vec<u8>, u32)>,
-    pub(super) rx_fifo_bytes: u64,
-    /// Frames held on the wire while the link is paused.
-    pub(super) rx_held: VecDeque<Vec<u8>>,
-    /// Receive descriptors with a buffer posted.
-    rx_posted: u32,
-    rx_dma_busy: bool,
-    /// Frames in host memory awaiting the driver, with their DMA completion time.
-    rx_done: VecDeque<(Time, Vec<u8>, u32)>,
-    /// Interrupts off while the driver polls (NAPI).
-    masked: bool,
-    last_irq: Option<Time>,
-    irq_generation: u64,
-    irq_armed: Option<Time>,
-    pub(super) stats: NicStats,
-}
-
 /// A host's timing state.
 pub(super) struct Timed {
     pub(super) timing: Timing,
@@ -166,8 +116,6 @@ pub(super) struct Timed {
     pub(super) measure: super::echo::Measure,
     /// The receive offload engine (NIC LRO, GRO, software LRO, or none).
     pub(super) rx: AnyRxOffload,
-    /// Zero-copy TCP/IP state (None: the standard stack).
-    pub(super) zc: Option<super::specdefrag::ZeroCopy>,
     /// The datagram the application reads next was rebuilt by a copy
     /// (`costs.ip_defrag_copy`), so its data is in the cache.
     glued: bool,
@@ -185,11 +133,11 @@ pub struct OffloadStats {
 }
 
 impl Timed {
-    /// Timing state for a host with `timing`, sampling utilisation every `bin`.
-    pub(super) fn new(timing: Timing, bin: Dur) -> Timed {
+    /// Timing state for a host with `timing` and receive offload `rx`,
+    /// sampling utilisation every `bin`.
+    pub(super) fn new(timing: Timing, rx: AnyRxOffload, bin: Dur) -> Timed {
         let cores = (0..timing.cpu.cores as usize).map(|i| Core::new(timing.core_hz(i), bin)).collect();
-        let nic = Nic { rx_posted: timing.nic.rx_ring, ..Default::default() };
-        let rx = AnyRxOffload::for_timing(&timing);
+        let nic = Nic::new(timing.nic.rx_ring);
         Timed {
             bus: Bus::new(&timing.bus),
             cores,
@@ -210,19 +158,8 @@ impl Timed {
             offload: OffloadStats::default(),
             measure: Default::default(),
             rx,
-            zc: None,
             glued: false,
         }
-    }
-
-    /// Frames on the RX ring awaiting the driver.
-    pub(super) fn nic_rx_done_len(&self) -> usize {
-        self.nic.rx_done.len()
-    }
-
-    /// Put a frame back at the head of the RX ring (a train waiting for its rest).
-    pub(super) fn nic_rx_done_front(&mut self, (at, frame): (Time, Vec<u8>)) {
-        self.nic.rx_done.push_front((at, frame, 1));
     }
 
     /// The communication processor polls (offload in poll mode).
@@ -422,6 +359,7 @@ pub(super) fn rx_cost(timing: &Timing, frame: &[u8], core: usize) -> RxCost {
     RxCost {
         pieces: rx_pieces(timing, sh, core),
         glued: timing.costs.ip_defrag_copy && sh.frag == (Frag::Later { last: true }),
+        ip_payload: sh.payload,
     }
 }
 
@@ -572,7 +510,7 @@ impl Sim {
                 self.app_kick(h, now, false);
             }
             Next::IrqDone => self.driver_batch(h, now),
-            Next::SpecResume => self.zc_resume(h, now),
+            Next::SpecResume => self.on_offload_event(h, OffloadEvent::Resume, now)?,
             Next::TxCleaned(n) => {
                 let t = self.timed(h);
                 t.nic.tx_used -= n;
@@ -595,7 +533,7 @@ impl Sim {
                 }
                 self.nic_rx_kick(h, now);
                 let t = self.timed(h);
-                if (t.timing.nic.napi || t.polled()) && (!t.nic.rx_done.is_empty() || t.nic.tx_done > 0) {
+                if (t.timing.nic.napi || t.polled()) && t.nic.work_pending() {
                     self.driver_batch(h, now);
                 } else {
                     t.nic.masked = false;
@@ -621,7 +559,9 @@ impl Sim {
             let sh = shape(&frame.bytes);
             let path = if sh.data > 0 { Path::Send } else { Path::Receive };
             let mut pieces = tx_pieces(&t.timing, sh, ctx.core);
-            pieces.extend(t.zc_tx_pieces(&frame.bytes, ctx.core));
+            if let Some(x) = t.rx.engine().tx() {
+                pieces.extend(x.tx_pieces(&t.timing, &frame.bytes, ctx.core));
+            }
             t.tx_jobs += 1;
             let seq = t.tx_emitted;
             t.tx_emitted += 1;
@@ -739,7 +679,13 @@ impl Sim {
         pieces.push((Layer::Socket, t.timing.cycles(socket)));
         let app_core = t.timing.cpu.app_core as usize;
         let comm_copy = t.timing.offload.enabled && t.timing.offload.socket_copy == SocketCopy::Comm;
-        let (copy, moved) = match t.zc_socket_move(&op, hot, app_core) {
+        let call = match op {
+            Op::Read { .. } => SocketCall::Read,
+            Op::Write { .. } => SocketCall::Write,
+            _ => SocketCall::Other,
+        };
+        let zc_move = t.rx.engine().tx().and_then(|x| x.socket_move(&t.timing, call, op.bytes(), hot, app_core));
+        let (copy, moved) = match zc_move {
             Some(m) => {
                 pieces.extend(m.pieces);
                 (m.copy, m.copied)
@@ -794,14 +740,15 @@ impl Sim {
         // The NIC starts a frame only when the link can take all its segments.
         let segments = match frame.tso_mss {
             Some(mss) => shape(&frame.bytes).data.div_ceil(u64::from(mss)).max(1) as usize,
-            None => t.zc_wire_frames(&frame.bytes),
+            None => t.rx.engine().tx().map_or(1, |x| x.wire_frames(&frame.bytes)),
         };
         if room < segments {
             return;
         }
-        if t.zc.is_some() {
+        if t.rx.engine().tx().is_some() {
             let head = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
-            let go = self.zc_tx_gate(h, &head, now);
+            // A control frame cannot fail for lack of a trace here (as pause frames).
+            let go = self.with_offload(h, now, |e, cx| e.tx().is_none_or(|x| x.gate(cx, &head))).unwrap_or(true);
             let t = self.timed(h);
             t.nic.tx_ring.front_mut().expect("peeked").bytes = head;
             if !go {
@@ -814,7 +761,11 @@ impl Sim {
         let path = if shape(&frame.bytes).data > 0 { Path::Send } else { Path::Receive };
         let done = t.dma(now, BusOp::DeviceRead, len);
         let bytes = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
-        let done = t.zc_tx_dma(now, &bytes, done);
+        let desc = t.timing.nic.descriptor.0;
+        let done = match t.rx.engine().tx() {
+            Some(x) => x.tx_dma(&mut t.bus, desc, now, &bytes, done),
+            None => done,
+        };
         t.nic.tx_ring.front_mut().expect("peeked").bytes = bytes;
         t.note_dma(msg, path, now, done);
         t.nic.tx_dma_busy = true;
@@ -833,8 +784,10 @@ impl Sim {
             // With TSO on, the stack leaves every TCP checksum to the NIC.
             (None, true) => (tso::segment(&frame.bytes, usize::MAX), None),
             // The common case: one frame as the stack made it (no Vec to allocate).
-            (None, false) if t.zc.is_some() => (t.zc_fragment(frame.bytes), None),
-            (None, false) => (Vec::new(), Some(frame.bytes)),
+            (None, false) => match t.rx.engine().tx() {
+                Some(x) => (x.segment(frame.bytes), None),
+                None => (Vec::new(), Some(frame.bytes)),
+            },
         };
         t.nic.stats.tx_frames += (frames.len() + usize::from(single.is_some())) as u64;
         let desc = t.timing.nic.descriptor.0;
@@ -853,8 +806,8 @@ impl Sim {
 
     /// A frame reaches timed host `h`'s NIC from the wire.
     pub(super) fn nic_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) {
-        let Some(frame) = self.zc_arrive(h, frame, now) else { return };
-        let Some(frame) = self.with_rx_offload(h, now, |e, cx| e.arrive(cx, frame)) else { return };
+        // Frames the engine injects cannot fail for lack of a trace.
+        let Ok(Some(frame)) = self.with_offload(h, now, |e, cx| e.arrive(cx, frame)) else { return };
         let t = self.timed(h);
         let len = frame.len() as u64;
         if !t.nic.rx_held.is_empty() || t.nic.rx_fifo_bytes + len > t.timing.nic.rx_fifo.0 {
@@ -895,7 +848,7 @@ impl Sim {
     pub(super) fn nic_rx_kick(&mut self, h: usize, now: Time) {
         let msg = self.apps[h].current_msg();
         let t = self.timed(h);
-        let stopped = t.zc.as_ref().is_some_and(|z| z.rx_stopped()) || t.rx.engine_ref().rx_stopped();
+        let stopped = t.rx.engine_ref().rx_stopped();
         if t.nic.rx_dma_busy || t.nic.rx_posted == 0 || stopped {
             return;
         }
@@ -940,51 +893,20 @@ impl Sim {
         if t.nic.masked {
             return;
         }
-        if t.polled() {
-            let pending = !t.nic.rx_done.is_empty() || t.nic.tx_done > 0;
-            if !pending {
+        let at = if t.polled() {
+            // A polling communication processor finds work at the end of its turn.
+            if !t.nic.work_pending() {
                 return;
             }
-            let at = t.poll_at(now);
-            if at == now {
-                self.raise_irq(h, now);
-            } else if t.nic.irq_armed.is_none_or(|armed| armed > at) {
-                t.nic.irq_generation += 1;
-                t.nic.irq_armed = Some(at);
-                let g = t.nic.irq_generation;
-                self.sched.at(at, Priority::DEVICE, Event::NicIrq(h, g));
-            }
-            return;
-        }
-        let m = &t.timing.nic.moderation;
-        // A speculating driver wants one interrupt per fragment train.
-        let spec = t.zc.as_ref().and_then(|z| z.moderation()).or_else(|| t.rx.engine_ref().moderation());
-        let (rx_packets, rx_abs_delay) = spec.unwrap_or((m.rx_packets, m.rx_abs_delay.dur()));
-        let mut due: Option<Time> = None;
-        if let (Some((first, ..)), Some((last, ..))) = (t.nic.rx_done.front(), t.nic.rx_done.back()) {
-            let rx = if t.nic.rx_done.len() as u32 >= rx_packets {
-                *last
-            } else {
-                let mut at = Time(u64::MAX);
-                if rx_abs_delay.0 > 0 {
-                    at = at.min(*first + rx_abs_delay);
-                }
-                if m.rx_delay.0 > 0 {
-                    at = at.min(*last + m.rx_delay.dur());
-                }
-                at
+            t.poll_at(now)
+        } else {
+            // An engine may impose its own moderation (a speculating driver
+            // wants one interrupt per fragment train).
+            let Some(at) = t.nic.irq_due(&t.timing.nic.moderation, t.rx.engine_ref().moderation(), now) else {
+                return;
             };
-            due = Some(rx);
-        }
-        if let Some(first) = t.nic.tx_done_since {
-            let tx = first + m.tx_delay.dur();
-            due = Some(due.map_or(tx, |d| d.min(tx)));
-        }
-        let Some(mut at) = due else { return };
-        if let Some(last) = t.nic.last_irq {
-            at = at.max(last + m.min_interval.dur());
-        }
-        let at = at.max(now);
+            at
+        };
         if at == now {
             self.raise_irq(h, now);
         } else if t.nic.irq_armed.is_none_or(|armed| armed > at) {
@@ -1053,34 +975,30 @@ impl Sim {
         let cleaned = std::mem::take(&mut t.nic.tx_done);
         t.nic.tx_done_since = None;
         let core = t.timing.stack_core();
-        let mut jobs = Vec::with_capacity(frames.len() + 2);
+        let holding = t.nic.holding();
+        let before = t.nic.rx_done.len();
+        let mut batch = DriverBatch {
+            core,
+            msg,
+            frames,
+            ring: &mut t.nic.rx_done,
+            jobs: Vec::new(),
+            leftover: Vec::new(),
+            glued: false,
+        };
+        let mut actions = Vec::new();
+        let timing = &t.timing;
+        let cost = |f: &[u8], c: usize| rx_cost(timing, f, c);
+        let mut cx = RxCx { now, timing, rx_cost: &cost, nic_holding: holding, actions: &mut actions };
+        t.rx.engine().driver_batch(&mut cx, &mut batch);
+        debug_assert!(actions.is_empty(), "a driver batch asks for nothing but jobs");
         // Receive work the driver did on frames a host coalescer has merged
-        // away (charged to the batch's last job).
-        let mut leftover = Vec::new();
-        if self.timed(h).zc.is_some() {
-            let frames = frames.into_iter().map(|(at, f, _)| (at, f)).collect();
-            take = self.zc_driver_batch(h, frames, now, core, msg, &mut jobs);
-        } else {
-            let t = self.timed(h);
-            let mut batch = DriverBatch {
-                core,
-                msg,
-                frames,
-                ring: &mut t.nic.rx_done,
-                jobs: Vec::new(),
-                leftover: Vec::new(),
-                glued: false,
-            };
-            let mut actions = Vec::new();
-            let timing = &t.timing;
-            let cost = |f: &[u8], c: usize| rx_cost(timing, f, c);
-            let mut cx = RxCx { now, timing, rx_cost: &cost, actions: &mut actions };
-            t.rx.engine().driver_batch(&mut cx, &mut batch);
-            debug_assert!(actions.is_empty(), "a driver batch asks for nothing but jobs");
-            t.glued |= batch.glued;
-            leftover = batch.leftover;
-            jobs.extend(batch.jobs.into_iter().map(|j| j.map(Next::from)));
-        }
+        // away is charged to the batch's last job.
+        let (glued, mut leftover, batch_jobs) = (batch.glued, batch.leftover, batch.jobs);
+        // Frames an engine put back on the ring keep their buffers.
+        take -= t.nic.rx_done.len() - before;
+        t.glued |= glued;
+        let mut jobs: Vec<Job<Next>> = batch_jobs.into_iter().map(|j| j.map(Next::from)).collect();
         let t = self.timed(h);
         if cleaned > 0 {
             let cost = if t.measure.via { t.timing.costs.via_tx_done } else { t.timing.costs.driver_tx_clean };
@@ -1165,7 +1083,7 @@ pub struct TimingReport {
     /// GRO or software LRO in the driver (`nic.lro = "gro" | "software"` only).
     pub gro: Option<crate::nic::gro::GroStats>,
     /// Zero-copy TCP/IP counters (hosts with a zero-copy switch on only).
-    pub zero_copy: Option<super::specdefrag::ZeroCopyStats>,
+    pub zero_copy: Option<crate::nic::offload::specdefrag::ZeroCopyStats>,
 }
 
 fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
@@ -1238,7 +1156,7 @@ impl Sim {
             offload: t.timing.offload.enabled.then(|| t.offload.clone()),
             lro: offload.lro,
             gro: offload.gro,
-            zero_copy: t.zc.as_ref().map(|z| z.stats.clone()),
+            zero_copy: offload.zero_copy,
         })
     }
 
@@ -1249,51 +1167,14 @@ impl Sim {
 }
 
 impl Timed {
-    /// Check the NIC's rings and FIFO against their bounds and their
-    /// bookkeeping against their contents. A failure is a simulator bug.
+    /// Check the NIC's rings and FIFO and the order of posted frames. A
+    /// failure is a simulator bug.
     pub(super) fn check_invariants(&self) -> Result<(), String> {
-        let (n, cfg) = (&self.nic, &self.timing.nic);
-        let fifo: u64 = n.rx_fifo.iter().map(|(f, _)| f.len() as u64).sum();
-        // With the NIC's LRO engine the queue is its RB memory, not the FIFO.
-        let fifo_cap = if self.rx.engine_ref().owns_rx_queue() { u64::MAX } else { cfg.rx_fifo.0 };
-        let in_rx_ring = u64::from(n.rx_posted) + n.rx_done.len() as u64 + u64::from(n.rx_dma_busy);
-        let checks = [
-            (n.tx_used <= cfg.tx_ring, format!("{} TX descriptors used of {}", n.tx_used, cfg.tx_ring)),
-            (
-                n.tx_ring.len() as u64 <= u64::from(n.tx_used),
-                format!("{} frames on the TX ring but {} descriptors used", n.tx_ring.len(), n.tx_used),
-            ),
-            (
-                in_rx_ring <= u64::from(cfg.rx_ring),
-                format!("{in_rx_ring} RX descriptors posted, in DMA or filled, of {}", cfg.rx_ring),
-            ),
-            (fifo == n.rx_fifo_bytes, format!("RX FIFO holds {fifo} bytes but counts {}", n.rx_fifo_bytes)),
-            (
-                n.rx_fifo_bytes <= fifo_cap,
-                format!("RX FIFO holds {} bytes, above its {}", n.rx_fifo_bytes, cfg.rx_fifo),
-            ),
-            (
-                n.stats.max_rx_fifo <= cfg.rx_fifo.0,
-                format!("RX FIFO peaked at {} bytes, above its {}", n.stats.max_rx_fifo, cfg.rx_fifo),
-            ),
-            (
-                n.stats.max_tx_ring_used <= cfg.tx_ring,
-                format!("TX ring peaked at {} of {}", n.stats.max_tx_ring_used, cfg.tx_ring),
-            ),
-            (
-                n.stats.max_rx_ring_used <= cfg.rx_ring,
-                format!("RX ring peaked at {} of {}", n.stats.max_rx_ring_used, cfg.rx_ring),
-            ),
-            (!n.rx_dma_busy || !n.rx_fifo.is_empty(), "an RX DMA is running with an empty FIFO".to_string()),
-            (
-                self.tx_posted <= self.tx_emitted,
-                format!("{} frames posted of {} emitted", self.tx_posted, self.tx_emitted),
-            ),
-        ];
-        match checks.into_iter().find(|(ok, _)| !ok) {
-            Some((_, why)) => Err(why),
-            None => Ok(()),
+        self.nic.check_invariants(&self.timing.nic, self.rx.engine_ref().owns_rx_queue())?;
+        if self.tx_posted > self.tx_emitted {
+            return Err(format!("{} frames posted of {} emitted", self.tx_posted, self.tx_emitted));
         }
+        Ok(())
     }
 }
 
@@ -1307,20 +1188,23 @@ impl From<RxDone> for Next {
 }
 
 impl Sim {
-    /// Call host `h`'s receive offload engine with a context at `now`, then
-    /// carry out what it asked for, in order.
-    pub(super) fn with_rx_offload<R>(
+    /// Call host `h`'s offload engine with a context at `now`, then carry
+    /// out what it asked for, in order (the first failure to write a frame
+    /// to a trace is returned after all of them).
+    pub(super) fn with_offload<R>(
         &mut self,
         h: usize,
         now: Time,
-        f: impl FnOnce(&mut dyn crate::nic::offload::RxOffload, &mut RxCx) -> R,
-    ) -> R {
+        f: impl FnOnce(&mut dyn RxOffload, &mut RxCx) -> R,
+    ) -> Result<R, crate::Error> {
         let t = self.timed(h);
         let mut actions = Vec::new();
+        let holding = t.nic.holding();
         let timing = &t.timing;
         let cost = |fr: &[u8], c: usize| rx_cost(timing, fr, c);
-        let mut cx = RxCx { now, timing, rx_cost: &cost, actions: &mut actions };
+        let mut cx = RxCx { now, timing, rx_cost: &cost, nic_holding: holding, actions: &mut actions };
         let out = f(t.rx.engine(), &mut cx);
+        let mut result = Ok(());
         for a in actions {
             match a {
                 Action::Timer(at, prio, ev) => {
@@ -1332,13 +1216,22 @@ impl Sim {
                     t.nic.rx_fifo.push_back((frame, segments));
                 }
                 Action::KickRx => self.nic_rx_kick(h, now),
+                Action::KickTx => self.nic_tx_kick(h, now),
+                Action::Arrive(frame) => self.nic_arrive(h, frame, now),
+                Action::Wire(frame) => {
+                    // The driver writes a control frame straight to the NIC.
+                    let Port { link: l, end: d } = self.ports[h];
+                    self.links[l].chans[d].enqueue(frame);
+                    let sent = self.start_wire(l, d, now);
+                    result = result.and(sent);
+                }
             }
         }
-        out
+        result.map(|()| out)
     }
 
-    /// Host `h`'s receive offload engine's own event is due.
-    pub(super) fn on_offload_event(&mut self, h: usize, ev: OffloadEvent, now: Time) {
-        self.with_rx_offload(h, now, |e, cx| e.on_event(cx, ev));
+    /// Host `h`'s offload engine's own event is due.
+    pub(super) fn on_offload_event(&mut self, h: usize, ev: OffloadEvent, now: Time) -> Result<(), crate::Error> {
+        self.with_offload(h, now, |e, cx| e.on_event(cx, ev))
     }
 }

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::{DriverBatch, RxCx, RxOffload};
 use crate::host::cpu::Layer;
-use crate::host::timing::{Cost, LroMode, Timing};
+use crate::host::timing::{Cost, LroMode};
 
 use super::merge::{
     emit, ip_reason, parse, pass, Aggregate, Coalesced, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView,
@@ -415,7 +415,8 @@ pub struct HostCoalescer {
 
 impl HostCoalescer {
     /// The coalescer a host with `timing` runs, if `nic.lro` is `gro` or `software`.
-    pub fn from_timing(timing: &Timing) -> Option<HostCoalescer> {
+    pub fn from_host(host: &super::Setup) -> Option<HostCoalescer> {
+        let timing = host.timing;
         let cost = match timing.nic.lro {
             LroMode::Gro => timing.costs.gro_rx,
             // Linux's inet_lro merged by the same rules GRO later took over

@@ -15,7 +15,7 @@
 //! which the assembly carries out in order. It never sees the simulator.
 //!
 //! **Adding an engine**: write `nic/offload/<name>.rs` with a type that
-//! implements [`RxOffload`] and a `from_timing` constructor, and add one line
+//! implements [`RxOffload`] and a `from_host` constructor, and add one line
 //! to the [`rx_offloads!`] registry below. The registry builds the enum
 //! dispatcher [`AnyRxOffload`]: each host gets the first engine whose
 //! constructor accepts its profile, or [`NoOffload`], the baseline. The
@@ -29,10 +29,12 @@ pub mod gro;
 pub mod lro;
 pub mod merge;
 pub mod nic_lro;
+pub mod specdefrag;
 pub mod tso;
 
 use std::collections::VecDeque;
 
+use crate::bus::Bus;
 use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Class, Job, Layer, Path};
 use crate::host::timing::Timing;
@@ -47,6 +49,12 @@ pub enum Action {
     ToHost(Vec<u8>, u32),
     /// Start the receive DMA if it can.
     KickRx,
+    /// Try the transmit path again.
+    KickTx,
+    /// Put a frame straight on the host's link (a control frame).
+    Wire(Vec<u8>),
+    /// A frame reaches the NIC as if from the wire (injected interference).
+    Arrive(Vec<u8>),
 }
 
 /// An engine's own timer or message.
@@ -56,6 +64,14 @@ pub enum OffloadEvent {
     CoreDone,
     /// A flush timer of that generation fired.
     Flush(u64),
+    /// Interfering frame number `0` reaches the NIC.
+    Interfere(u64),
+    /// A control frame's turnaround in the driver is over.
+    Control(Vec<u8>),
+    /// A throttled transmit path may send again.
+    Kick,
+    /// A cleanup job is done (not scheduled: a job's continuation).
+    Resume,
 }
 
 /// What the receive cost model says about one frame on a host.
@@ -65,6 +81,8 @@ pub struct RxCost {
     pub pieces: Vec<(Layer, u64)>,
     /// IP reassembly rebuilt a datagram by copying: its data is in the cache.
     pub glued: bool,
+    /// IP payload bytes of the frame.
+    pub ip_payload: u64,
 }
 
 /// The host's per-frame receive cost on a core (the assembly's cost model).
@@ -78,6 +96,8 @@ pub struct RxCx<'a> {
     pub timing: &'a Timing,
     /// The host's receive cost of a frame on a core.
     pub rx_cost: RxCostFn<'a>,
+    /// Frames are still in the NIC (its FIFO, or held on the link).
+    pub nic_holding: bool,
     /// What the engine asks for, in order.
     pub actions: &'a mut Vec<Action>,
 }
@@ -118,8 +138,36 @@ impl DriverBatch<'_> {
     }
 }
 
+/// What an engine's constructor knows of its host.
+#[derive(Debug, Clone, Copy)]
+pub struct Setup<'a> {
+    /// The host's timing profile.
+    pub timing: &'a Timing,
+    /// IP MTU of the host's link.
+    pub link_mtu: usize,
+    /// TCP header bytes of the host's segments (20, or 32 with timestamps).
+    pub tcp_header: usize,
+    /// The host's MAC address.
+    pub mac: [u8; 6],
+}
+
+/// Which kind of socket call moves data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SocketCall {
+    /// A TCP read.
+    Read,
+    /// A TCP write.
+    Write,
+    /// Any other call.
+    Other,
+}
+
 /// A receive offload engine. Every hook has the baseline's behaviour by default.
 pub trait RxOffload {
+    /// The run starts: the engine may book its first timers (`seed` and
+    /// the host's name give it its own random stream).
+    fn start(&mut self, _cx: &mut RxCx, _seed: u64, _host: &str) {}
+
     /// A frame reaches the NIC from the wire: the engine may take it (None)
     /// or let it into the NIC's FIFO.
     fn arrive(&mut self, _cx: &mut RxCx, frame: Vec<u8>) -> Option<Vec<u8>> {
@@ -156,8 +204,56 @@ pub trait RxOffload {
         false
     }
 
+    /// The engine's send-path hooks, for an engine on both paths.
+    fn tx(&mut self) -> Option<&mut dyn TxOffload> {
+        None
+    }
+
     /// Add what the engine counted to a host's report.
     fn report(&self, _into: &mut OffloadReport) {}
+}
+
+/// Send-path hooks of an engine (the driver or NIC between the stack and
+/// the wire). Every hook has the baseline's behaviour by default.
+pub trait TxOffload {
+    /// Extra send-path work of a frame on a core.
+    fn tx_pieces(&self, _timing: &Timing, _frame: &[u8], _core: usize) -> Option<(Layer, u64)> {
+        None
+    }
+
+    /// Frames `frame` becomes on the wire (the link must have room for all).
+    fn wire_frames(&self, _frame: &[u8]) -> usize {
+        1
+    }
+
+    /// Whether the NIC may start the head frame now (`head`: its bytes).
+    fn gate(&mut self, _cx: &mut RxCx, _head: &[u8]) -> bool {
+        true
+    }
+
+    /// When the DMA of `frame`, started at `now` and done by `done` for the
+    /// first descriptor and the data, is really done.
+    fn tx_dma(&mut self, _bus: &mut Bus, _descriptor: u64, _now: Time, _frame: &[u8], done: Time) -> Time {
+        done
+    }
+
+    /// The frames the NIC puts on the wire for `bytes`.
+    fn segment(&mut self, bytes: Vec<u8>) -> Vec<Vec<u8>> {
+        vec![bytes]
+    }
+
+    /// What a socket call moving `bytes` costs when the engine's OS side
+    /// takes part (None: the standard copy).
+    fn socket_move(
+        &mut self,
+        _timing: &Timing,
+        _call: SocketCall,
+        _bytes: u64,
+        _hot: bool,
+        _core: usize,
+    ) -> Option<specdefrag::SocketMove> {
+        None
+    }
 }
 
 /// What the receive engines of a host report (at most one is set).
@@ -167,6 +263,8 @@ pub struct OffloadReport {
     pub lro: Option<nic_lro::NicLroReport>,
     /// GRO or software LRO in the driver (`nic.lro = "gro" | "software"`).
     pub gro: Option<gro::GroStats>,
+    /// Zero-copy TCP/IP counters (hosts with a zero-copy switch on).
+    pub zero_copy: Option<specdefrag::ZeroCopyStats>,
 }
 
 /// The baseline: no receive offload.
@@ -176,8 +274,7 @@ pub struct NoOffload;
 impl RxOffload for NoOffload {}
 
 /// The registry: `Variant => engine type`, tried in order; the first whose
-/// `from_timing(&Timing) -> Option<Self>` accepts a host's profile is its
-/// engine. Builds [`AnyRxOffload`] and its dispatch.
+/// `from_host(&Setup) -> Option<Self>` accepts a host is its engine. Builds [`AnyRxOffload`] and its dispatch.
 macro_rules! rx_offloads {
     ($($variant:ident => $engine:ty),* $(,)?) => {
         /// A host's receive offload engine (enum dispatch over the registry).
@@ -192,10 +289,10 @@ macro_rules! rx_offloads {
         }
 
         impl AnyRxOffload {
-            /// The engine a host with `timing` runs.
-            pub fn for_timing(timing: &Timing) -> AnyRxOffload {
+            /// The engine a host runs.
+            pub fn for_host(host: &Setup) -> AnyRxOffload {
                 $(
-                    if let Some(e) = <$engine>::from_timing(timing) {
+                    if let Some(e) = <$engine>::from_host(host) {
                         return AnyRxOffload::$variant(Box::new(e));
                     }
                 )*
@@ -224,4 +321,5 @@ macro_rules! rx_offloads {
 rx_offloads! {
     NicLro => nic_lro::NicEngine,
     HostCoalescer => gro::HostCoalescer,
+    SpecDefrag => specdefrag::ZeroCopy,
 }

@@ -20,7 +20,7 @@ use super::lro::{LroConfig, LroStats, NicLro};
 use super::merge::Coalesced;
 use super::{Action, OffloadEvent, RxCx, RxOffload};
 use crate::engine::{Dur, Priority};
-use crate::host::timing::{LroMode, Timing};
+use crate::host::timing::LroMode;
 use crate::nic::risc::{CoreConfig, DmaClock};
 
 /// Counters of the NIC LRO engine's core.
@@ -66,7 +66,8 @@ pub struct NicEngine {
 
 impl NicEngine {
     /// The engine a host with `timing` has, if `nic.lro = "nic"`.
-    pub fn from_timing(timing: &Timing) -> Option<NicEngine> {
+    pub fn from_host(host: &super::Setup) -> Option<NicEngine> {
+        let timing = host.timing;
         if timing.nic.lro != LroMode::Nic {
             return None;
         }
@@ -169,6 +170,7 @@ impl RxOffload for NicEngine {
                 self.stats.timer_flushes += 1;
                 Self::to_host(out, cx);
             }
+            _ => {}
         }
     }
 

@@ -1,0 +1,174 @@
+//! The NIC model of a timed host: its descriptor rings, receive FIFO, the
+//! states of its two DMA engines, interrupt moderation state, and counters.
+//! What moves frames between these (the DMA timing over the bus, the
+//! driver, the link) is the assembly's; what an offload engine does to the
+//! frames is in [`super::offload`].
+//!
+//! ```text
+//!  TX: qdisc ─▶ tx_ring (tx_used descriptors) ─▶ DMA ─▶ wire ─▶ tx_done (to clean)
+//!  RX: wire ─▶ rx_fifo (bytes bounded) ─▶ DMA into a posted buffer ─▶ rx_done ─▶ driver
+//! ```
+//!
+//! Units: bytes, frames, descriptors, picoseconds.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use crate::engine::{Dur, Time};
+use crate::host::timing::{Moderation, NicConfig};
+use crate::host::TxFrame;
+
+/// Counters of a timed host's NIC.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NicStats {
+    /// Frames DMA'd into memory.
+    pub rx_frames: u64,
+    /// Frames DMA'd out of memory and sent.
+    pub tx_frames: u64,
+    /// Frames dropped because the receive FIFO was full.
+    pub rx_fifo_drops: u64,
+    /// Times the NIC paused the link because its FIFO was full.
+    pub pauses: u64,
+    /// Interrupts raised.
+    pub interrupts: u64,
+    /// Times a polling communication processor found the NIC with work (offload, poll mode).
+    pub polls: u64,
+    /// Most receive descriptors filled and not yet processed at once.
+    pub max_rx_ring_used: u32,
+    /// Most transmit descriptors in use at once.
+    pub max_tx_ring_used: u32,
+    /// Most bytes in the receive FIFO at once.
+    pub max_rx_fifo: u64,
+}
+
+/// NIC state of a timed host.
+#[derive(Debug, Default)]
+pub struct Nic {
+    /// Frames posted to the TX ring, not yet fetched by DMA.
+    pub tx_ring: VecDeque<TxFrame>,
+    /// TX descriptors in use (posted, in DMA, or sent but not cleaned).
+    pub tx_used: u32,
+    /// The TX DMA is fetching the head frame.
+    pub tx_dma_busy: bool,
+    /// Sent frames awaiting clean-up.
+    pub tx_done: u32,
+    /// When the first of the frames awaiting clean-up was sent.
+    pub tx_done_since: Option<Time>,
+    /// Frames waiting for the RX DMA, with the segments merged into each
+    /// (with a NIC LRO engine: merged frames in its RB memory).
+    pub rx_fifo: VecDeque<(Vec<u8>, u32)>,
+    /// Bytes in `rx_fifo`.
+    pub rx_fifo_bytes: u64,
+    /// Frames held on the wire while the link is paused.
+    pub rx_held: VecDeque<Vec<u8>>,
+    /// Receive descriptors with a buffer posted.
+    pub rx_posted: u32,
+    /// The RX DMA is writing the head FIFO frame.
+    pub rx_dma_busy: bool,
+    /// Frames in host memory awaiting the driver, with their DMA completion time.
+    pub rx_done: VecDeque<(Time, Vec<u8>, u32)>,
+    /// Interrupts are off while the driver polls (NAPI).
+    pub masked: bool,
+    /// When the last interrupt was raised.
+    pub last_irq: Option<Time>,
+    /// Generation of the moderation timer (an older timer is stale).
+    pub irq_generation: u64,
+    /// When the armed moderation timer fires.
+    pub irq_armed: Option<Time>,
+    /// Counters.
+    pub stats: NicStats,
+}
+
+impl Nic {
+    /// A NIC with `rx_ring` receive buffers posted.
+    pub fn new(rx_ring: u32) -> Nic {
+        Nic { rx_posted: rx_ring, ..Default::default() }
+    }
+
+    /// Whether a frame waits for the driver (received, or sent and not cleaned).
+    pub fn work_pending(&self) -> bool {
+        !self.rx_done.is_empty() || self.tx_done > 0
+    }
+
+    /// Frames are still in the NIC: its FIFO, or held on the link.
+    pub fn holding(&self) -> bool {
+        !self.rx_fifo.is_empty() || !self.rx_held.is_empty()
+    }
+
+    /// When moderation `m` wants the next interrupt, if any work waits:
+    /// receive after `rx_packets` frames or the delays, transmit after
+    /// `tx_delay`, never closer than `min_interval` to the last. An engine's
+    /// `(rx_packets, rx_abs_delay)` overrides the profile's. Not before `now`.
+    pub fn irq_due(&self, m: &Moderation, engine: Option<(u32, Dur)>, now: Time) -> Option<Time> {
+        let (rx_packets, rx_abs_delay) = engine.unwrap_or((m.rx_packets, m.rx_abs_delay.dur()));
+        let mut due: Option<Time> = None;
+        if let (Some((first, ..)), Some((last, ..))) = (self.rx_done.front(), self.rx_done.back()) {
+            let rx = if self.rx_done.len() as u32 >= rx_packets {
+                *last
+            } else {
+                let mut at = Time(u64::MAX);
+                if rx_abs_delay.0 > 0 {
+                    at = at.min(*first + rx_abs_delay);
+                }
+                if m.rx_delay.0 > 0 {
+                    at = at.min(*last + m.rx_delay.dur());
+                }
+                at
+            };
+            due = Some(rx);
+        }
+        if let Some(first) = self.tx_done_since {
+            let tx = first + m.tx_delay.dur();
+            due = Some(due.map_or(tx, |d| d.min(tx)));
+        }
+        let mut at = due?;
+        if let Some(last) = self.last_irq {
+            at = at.max(last + m.min_interval.dur());
+        }
+        Some(at.max(now))
+    }
+
+    /// Check the rings and FIFO against their bounds (`cfg`) and their
+    /// bookkeeping against their contents; `unbounded_rx` when the queue to
+    /// the RX DMA is an offload engine's own memory. A failure is a bug.
+    pub fn check_invariants(&self, cfg: &NicConfig, unbounded_rx: bool) -> Result<(), String> {
+        let n = self;
+        let fifo: u64 = n.rx_fifo.iter().map(|(f, _)| f.len() as u64).sum();
+        let fifo_cap = if unbounded_rx { u64::MAX } else { cfg.rx_fifo.0 };
+        let in_rx_ring = u64::from(n.rx_posted) + n.rx_done.len() as u64 + u64::from(n.rx_dma_busy);
+        let checks = [
+            (n.tx_used <= cfg.tx_ring, format!("{} TX descriptors used of {}", n.tx_used, cfg.tx_ring)),
+            (
+                n.tx_ring.len() as u64 <= u64::from(n.tx_used),
+                format!("{} frames on the TX ring but {} descriptors used", n.tx_ring.len(), n.tx_used),
+            ),
+            (
+                in_rx_ring <= u64::from(cfg.rx_ring),
+                format!("{in_rx_ring} RX descriptors posted, in DMA or filled, of {}", cfg.rx_ring),
+            ),
+            (fifo == n.rx_fifo_bytes, format!("RX FIFO holds {fifo} bytes but counts {}", n.rx_fifo_bytes)),
+            (
+                n.rx_fifo_bytes <= fifo_cap,
+                format!("RX FIFO holds {} bytes, above its {}", n.rx_fifo_bytes, cfg.rx_fifo),
+            ),
+            (
+                n.stats.max_rx_fifo <= cfg.rx_fifo.0,
+                format!("RX FIFO peaked at {} bytes, above its {}", n.stats.max_rx_fifo, cfg.rx_fifo),
+            ),
+            (
+                n.stats.max_tx_ring_used <= cfg.tx_ring,
+                format!("TX ring peaked at {} of {}", n.stats.max_tx_ring_used, cfg.tx_ring),
+            ),
+            (
+                n.stats.max_rx_ring_used <= cfg.rx_ring,
+                format!("RX ring peaked at {} of {}", n.stats.max_rx_ring_used, cfg.rx_ring),
+            ),
+            (!n.rx_dma_busy || !n.rx_fifo.is_empty(), "an RX DMA is running with an empty FIFO".to_string()),
+        ];
+        match checks.into_iter().find(|(ok, _)| !ok) {
+            Some((_, why)) => Err(why),
+            None => Ok(()),
+        }
+    }
+}
