@@ -50,6 +50,26 @@ fn zero_copy_fits(
     link: &super::LinkConfig,
 ) -> Result<(), ConfigError> {
     let z = &t.zero_copy;
+    // One receive offload engine per host (nic/offload): the zero-copy
+    // driver is one, and it owns the send path when it fragments or asks
+    // for admission.
+    let zero_copy = z.fragment
+        || z.speculate
+        || z.os != crate::host::timing::ZeroCopyOs::Copy
+        || z.interference.frames > 0
+        || z.admission != crate::host::timing::AdmissionMode::Off;
+    if zero_copy && t.nic.lro != crate::host::timing::LroMode::Off {
+        return err(
+            format!("hosts[{i}].nic.lro"),
+            "must be \"off\" on a host with zero-copy TCP/IP (zero_copy.*): a host has one receive offload engine",
+        );
+    }
+    if t.nic.tso && z.admission != crate::host::timing::AdmissionMode::Off {
+        return err(
+            format!("hosts[{i}].nic.tso"),
+            "cannot be set with zero_copy.admission (the zero-copy driver gates the frames it sends)",
+        );
+    }
     if !(z.fragment || z.speculate) {
         return Ok(());
     }

@@ -328,6 +328,18 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ),
         ("zero-copy OS unknown", timed("zero_copy = { os = \"mmap\" }"), "hosts[0].zero_copy.os", "unknown variant"),
         (
+            "zero-copy with GRO",
+            timed("zero_copy = { os = \"remap\" }\nnic = { lro = \"gro\" }"),
+            "hosts[0].nic.lro",
+            "one receive offload engine",
+        ),
+        (
+            "zero-copy admission control with TSO",
+            timed("zero_copy = { admission = \"explicit\" }\nnic = { tso = true }"),
+            "hosts[0].nic.tso",
+            "zero-copy driver gates the frames",
+        ),
+        (
             "zero-copy page not a power of two",
             timed("zero_copy = { page = \"3000B\" }"),
             "hosts[0].zero_copy.page",
