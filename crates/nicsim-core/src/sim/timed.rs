@@ -1235,3 +1235,43 @@ impl Sim {
         self.with_offload(h, now, |e, cx| e.on_event(cx, ev))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::offload::example::DropEvery;
+
+    /// 1 MiB of bulk TCP between two Kurmann hosts over GbE.
+    fn bulk() -> crate::config::Scenario {
+        crate::config::parse(
+            "[[hosts]]\nname = \"a\"\nprofile = \"kurmann-pii-400\"\n\
+             [[hosts]]\nname = \"b\"\nprofile = \"kurmann-pii-400\"\n\
+             [[links]]\nendpoints = [\"a\", \"b\"]\nrate = \"1Gbps\"\n\
+             [workload.bulk]\nfrom = \"a\"\nto = \"b\"\nbytes = \"1MiB\"\n",
+        )
+        .expect("a valid scenario")
+    }
+
+    #[test]
+    fn an_engine_added_by_one_file_and_one_registry_line_runs_in_the_simulator() {
+        let s = bulk();
+        let limit = Time::ZERO + Dur(10 * crate::engine::time::PS_PER_S);
+        let mut sim = Sim::build(&s, 1, None).unwrap();
+        sim.timed(1).rx = AnyRxOffload::Example(Box::new(DropEvery::new(50)));
+        sim.run(limit, Dur::ZERO).unwrap();
+        assert!(sim.finished_at.is_some(), "the transfer completes despite the losses");
+        let t = sim.timed[1].as_ref().unwrap();
+        let AnyRxOffload::Example(e) = &t.rx else { panic!("the engine stays installed") };
+        // About 760 data frames carry 1 MiB: every 50th is lost at the NIC.
+        assert!(e.dropped() >= 10, "dropped {}", e.dropped());
+        // Every frame that reached the NIC was dropped by the engine, dropped
+        // by the FIFO, or written to memory.
+        assert_eq!(t.nic.stats.rx_frames + e.dropped() + t.nic.stats.rx_fifo_drops, sim.arrived[1]);
+        // TCP recovered each loss by retransmitting.
+        assert!(sim.links[0].monitors[0].retransmissions >= e.dropped());
+        // The baseline engine loses nothing on the same run.
+        let mut base = Sim::build(&s, 1, None).unwrap();
+        base.run(limit, Dur::ZERO).unwrap();
+        assert_eq!(base.links[0].monitors[0].retransmissions, 0);
+    }
+}

@@ -15,21 +15,21 @@
 //! which the assembly carries out in order. It never sees the simulator.
 //!
 //! **Adding an engine**: write `nic/offload/<name>.rs` with a type that
-//! implements [`RxOffload`] and a `from_host` constructor, and add one line
-//! to the [`rx_offloads!`] registry below. The registry builds the enum
-//! dispatcher [`AnyRxOffload`]: each host gets the first engine whose
-//! constructor accepts its profile, or [`NoOffload`], the baseline. The
+//! implements [`RxOffload`] and a constructor `from_host(&Setup) ->
+//! Option<Self>` (which hosts run it), and add one line `<name>::<Type> =>
+//! <Variant>` to the `rx_offloads!` registry at the end of this file. The
+//! registry declares the module and builds the enum dispatcher
+//! [`AnyRxOffload`]: each host gets the first engine whose constructor
+//! accepts it, or [`NoOffload`], the baseline. `docs/models/offload.md`
+//! walks through `example.rs`, a lossy receive path used by a test. The
 //! engines' own pure parts (the CAM, the merge rules, TSO, fragmentation)
 //! are in the other files here.
 
 pub mod cam;
 pub mod capture;
 pub mod frag;
-pub mod gro;
 pub mod lro;
 pub mod merge;
-pub mod nic_lro;
-pub mod specdefrag;
 pub mod tso;
 
 use std::collections::VecDeque;
@@ -273,18 +273,22 @@ pub struct NoOffload;
 
 impl RxOffload for NoOffload {}
 
-/// The registry: `Variant => engine type`, tried in order; the first whose
-/// `from_host(&Setup) -> Option<Self>` accepts a host is its engine. Builds [`AnyRxOffload`] and its dispatch.
+/// The registry: `module::Engine => Variant`, tried in order; the first
+/// whose `from_host(&Setup) -> Option<Self>` accepts a host is its engine.
+/// Declares each engine's module and builds [`AnyRxOffload`] and its dispatch.
 macro_rules! rx_offloads {
-    ($($variant:ident => $engine:ty),* $(,)?) => {
+    ($($(#[$attr:meta])* $module:ident :: $engine:ident => $variant:ident),* $(,)?) => {
+        $($(#[$attr])* pub mod $module;)*
+
         /// A host's receive offload engine (enum dispatch over the registry).
         #[derive(Debug)]
         pub enum AnyRxOffload {
             /// No engine.
             None(NoOffload),
             $(
-                #[doc = concat!("`", stringify!($engine), "`.")]
-                $variant(Box<$engine>),
+                $(#[$attr])*
+                #[doc = concat!("[`", stringify!($module), "::", stringify!($engine), "`].")]
+                $variant(Box<$module::$engine>),
             )*
         }
 
@@ -292,7 +296,8 @@ macro_rules! rx_offloads {
             /// The engine a host runs.
             pub fn for_host(host: &Setup) -> AnyRxOffload {
                 $(
-                    if let Some(e) = <$engine>::from_host(host) {
+                    $(#[$attr])*
+                    if let Some(e) = $module::$engine::from_host(host) {
                         return AnyRxOffload::$variant(Box::new(e));
                     }
                 )*
@@ -303,7 +308,7 @@ macro_rules! rx_offloads {
             pub fn engine(&mut self) -> &mut dyn RxOffload {
                 match self {
                     AnyRxOffload::None(e) => e,
-                    $(AnyRxOffload::$variant(e) => e.as_mut(),)*
+                    $($(#[$attr])* AnyRxOffload::$variant(e) => e.as_mut(),)*
                 }
             }
 
@@ -311,7 +316,7 @@ macro_rules! rx_offloads {
             pub fn engine_ref(&self) -> &dyn RxOffload {
                 match self {
                     AnyRxOffload::None(e) => e,
-                    $(AnyRxOffload::$variant(e) => e.as_ref(),)*
+                    $($(#[$attr])* AnyRxOffload::$variant(e) => e.as_ref(),)*
                 }
             }
         }
@@ -319,7 +324,9 @@ macro_rules! rx_offloads {
 }
 
 rx_offloads! {
-    NicLro => nic_lro::NicEngine,
-    HostCoalescer => gro::HostCoalescer,
-    SpecDefrag => specdefrag::ZeroCopy,
+    nic_lro::NicEngine => NicLro,
+    gro::HostCoalescer => HostCoalescer,
+    specdefrag::ZeroCopy => SpecDefrag,
+    #[cfg(test)]
+    example::DropEvery => Example,
 }
