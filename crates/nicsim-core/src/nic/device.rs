@@ -19,6 +19,17 @@ use crate::engine::{Dur, Time};
 use crate::host::timing::{Moderation, NicConfig};
 use crate::host::TxFrame;
 
+/// What happens in a NIC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NicEvent {
+    /// The TX DMA finished fetching the head frame.
+    TxDma,
+    /// The RX DMA finished writing the head frame to memory.
+    RxDma,
+    /// The interrupt-moderation timer of that generation fired.
+    Irq(u64),
+}
+
 /// Counters of a timed host's NIC.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct NicStats {

@@ -33,38 +33,43 @@ use crate::engine::{Dur, Priority, Scheduler, Time};
 use crate::error::Error;
 use crate::host::Host;
 use crate::link::Channel;
+use crate::nic::device::NicEvent;
 use crate::nic::offload::{AnyRxOffload, Setup};
 use crate::probe::observer::{self, Probes};
 use crate::probe::pcap::Trace;
 use crate::probe::wire::TcpMonitor;
 use crate::workload::{self, App};
 
-/// What happens at an instant.
+/// What happens at an instant: one variant per component family, each
+/// carrying the component's own event.
 #[derive(Debug)]
 enum Event {
     /// Run host `0`'s stack and application.
     Poll(usize),
-    /// The frame on the wire of link `0`, direction `1`, finished serialising.
-    TxDone(usize, usize),
-    /// A frame reaches host `0`'s device.
-    Arrive(usize, Vec<u8>),
+    /// Something happens on the wire.
+    Wire(WireEvent),
     /// Core `1` of timed host `0` finished the job of generation `2`.
     CpuDone(usize, usize, u64),
-    /// Timed host `0`'s NIC finished fetching the head TX frame.
-    NicTxDma(usize),
-    /// Timed host `0`'s NIC finished writing the head RX frame to memory.
-    NicRxDma(usize),
-    /// Timed host `0`'s interrupt-moderation timer (generation `1`).
-    NicIrq(usize, u64),
+    /// Timed host `0`'s NIC.
+    Nic(usize, NicEvent),
     /// Timed host `0`'s communication processor notices work (offload).
     CommNotice(usize, timed::Notice),
-    /// A frame has arrived whole at switch `0` through its port `1` and is
-    /// ready to be forwarded.
-    Forward(usize, usize, Vec<u8>),
     /// Echo node `0` returns a frame.
     Echo(usize, Vec<u8>),
     /// Timed host `0`'s offload engine's own timer or message.
     Offload(usize, crate::nic::offload::OffloadEvent),
+}
+
+/// Events of links and switches.
+#[derive(Debug)]
+enum WireEvent {
+    /// The frame on the wire of link `0`, direction `1`, finished serialising.
+    TxDone(usize, usize),
+    /// A frame reaches host `0`'s device.
+    Arrive(usize, Vec<u8>),
+    /// A frame has arrived whole at switch `0` through its port `1` and is
+    /// ready to be forwarded.
+    Forward(usize, usize, Vec<u8>),
 }
 
 /// One full-duplex link: channel 0 carries endpoint 0 → 1, channel 1 the reverse.
@@ -411,8 +416,8 @@ impl Sim {
                 let n = self.hosts.len();
                 let port = link.switch_port[1 - d];
                 let propagating = self.sched.count_pending(|e| match e {
-                    Event::Arrive(h, _) => *h == dst,
-                    Event::Forward(w, p, _) => n + *w == dst && *p == port,
+                    Event::Wire(WireEvent::Arrive(h, _)) => *h == dst,
+                    Event::Wire(WireEvent::Forward(w, p, _)) => n + *w == dst && *p == port,
                     _ => false,
                 }) as u64;
                 let arrived = if dst < n { self.arrived[dst] } else { self.switched_in[2 * l + d] };
@@ -466,7 +471,22 @@ impl Sim {
                     self.step_host(h, now)
                 }
             }
-            Event::Arrive(h, frame) => {
+            Event::Wire(ev) => self.on_wire(ev, now),
+            Event::CpuDone(h, core, generation) => self.on_cpu_done(h, core, generation, now),
+            Event::Nic(h, ev) => self.on_nic_event(h, ev, now),
+            Event::CommNotice(h, notice) => {
+                self.on_comm_notice(h, notice, now);
+                Ok(())
+            }
+            Event::Echo(h, frame) => self.on_echo(h, frame, now),
+            Event::Offload(h, ev) => self.on_offload_event(h, ev, now),
+        }
+    }
+
+    /// A link or switch event.
+    fn on_wire(&mut self, ev: WireEvent, now: Time) -> Result<(), Error> {
+        match ev {
+            WireEvent::Arrive(h, frame) => {
                 self.arrived[h] += 1;
                 let Some(frame) = self.echo_arrive(h, frame, now) else { return Ok(()) };
                 if self.timed[h].is_some() {
@@ -482,7 +502,7 @@ impl Sim {
                 }
                 Ok(())
             }
-            Event::TxDone(l, d) => {
+            WireEvent::TxDone(l, d) => {
                 let n = self.hosts.len();
                 let link = &mut self.links[l];
                 let dst = link.ends[1 - d];
@@ -490,10 +510,10 @@ impl Sim {
                 for delivery in link.chans[d].finish() {
                     let at = now + prop + delivery.extra;
                     if dst < n {
-                        self.sched.at(at, Priority::WIRE, Event::Arrive(dst, delivery.frame));
+                        self.sched.at(at, Priority::WIRE, Event::Wire(WireEvent::Arrive(dst, delivery.frame)));
                     } else {
                         let (w, port) = (dst - n, link.switch_port[1 - d]);
-                        let ev = Event::Forward(w, port, delivery.frame);
+                        let ev = Event::Wire(WireEvent::Forward(w, port, delivery.frame));
                         self.sched.at(at + self.switches[w].latency, Priority::WIRE, ev);
                     }
                 }
@@ -508,23 +528,22 @@ impl Sim {
                 }
                 Ok(())
             }
-            Event::CpuDone(h, core, generation) => self.on_cpu_done(h, core, generation, now),
-            Event::NicTxDma(h) => self.on_nic_tx_dma(h, now),
-            Event::NicRxDma(h) => {
+            WireEvent::Forward(w, port, frame) => self.forward(w, port, frame, now),
+        }
+    }
+
+    /// A NIC event of timed host `h`.
+    fn on_nic_event(&mut self, h: usize, ev: NicEvent, now: Time) -> Result<(), Error> {
+        match ev {
+            NicEvent::TxDma => self.on_nic_tx_dma(h, now),
+            NicEvent::RxDma => {
                 self.on_nic_rx_dma(h, now);
                 Ok(())
             }
-            Event::NicIrq(h, generation) => {
+            NicEvent::Irq(generation) => {
                 self.on_nic_irq_timer(h, generation, now);
                 Ok(())
             }
-            Event::CommNotice(h, notice) => {
-                self.on_comm_notice(h, notice, now);
-                Ok(())
-            }
-            Event::Forward(w, port, frame) => self.forward(w, port, frame, now),
-            Event::Echo(h, frame) => self.on_echo(h, frame, now),
-            Event::Offload(h, ev) => self.on_offload_event(h, ev, now),
         }
     }
 
@@ -586,7 +605,7 @@ impl Sim {
             if let Some(trace) = link.trace.as_mut() {
                 trace.record(now, frame)?;
             }
-            self.sched.at(now + time, Priority::WIRE, Event::TxDone(l, d));
+            self.sched.at(now + time, Priority::WIRE, Event::Wire(WireEvent::TxDone(l, d)));
         }
         Ok(())
     }

@@ -30,7 +30,7 @@ use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
 use crate::host::timing::{OffloadLocation, OffloadNotify, Overflow, SocketCopy, Timing};
 use crate::host::TxFrame;
-use crate::nic::device::{Nic, NicStats};
+use crate::nic::device::{Nic, NicEvent, NicStats};
 use crate::nic::offload::nic_lro::NicLroReport;
 use crate::nic::offload::{
     Action, AnyRxOffload, DriverBatch, OffloadEvent, OffloadReport, RxCost, RxCx, RxDone, RxOffload, SocketCall,
@@ -769,7 +769,7 @@ impl Sim {
         t.nic.tx_ring.front_mut().expect("peeked").bytes = bytes;
         t.note_dma(msg, path, now, done);
         t.nic.tx_dma_busy = true;
-        self.sched.at(done, Priority::WIRE, Event::NicTxDma(h));
+        self.sched.at(done, Priority::WIRE, Event::Nic(h, NicEvent::TxDma));
     }
 
     /// The head TX frame is in the NIC: segment it if asked (TSO), fill
@@ -858,7 +858,7 @@ impl Sim {
         t.note_dma(msg, Path::Receive, now, done);
         t.nic.rx_posted -= 1;
         t.nic.rx_dma_busy = true;
-        self.sched.at(done, Priority::WIRE, Event::NicRxDma(h));
+        self.sched.at(done, Priority::WIRE, Event::Nic(h, NicEvent::RxDma));
     }
 
     /// The head RX frame is in host memory.
@@ -913,7 +913,7 @@ impl Sim {
             t.nic.irq_generation += 1;
             t.nic.irq_armed = Some(at);
             let g = t.nic.irq_generation;
-            self.sched.at(at, Priority::DEVICE, Event::NicIrq(h, g));
+            self.sched.at(at, Priority::DEVICE, Event::Nic(h, NicEvent::Irq(g)));
         }
     }
 
