@@ -11,6 +11,7 @@
 //! cannot arrive damaged, where the check could never fail (see [`Host::new`]).
 
 pub mod cpu;
+pub mod driver;
 pub mod timing;
 
 use std::cell::Cell;

@@ -19,7 +19,7 @@
 //! (charged as `memory_stall`). Not modelled yet: TSO/LRO, cache pollution
 //! by the stack, the scheduler's run queue beyond one application.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet};
@@ -28,6 +28,7 @@ use super::{Event, Port, Sim};
 use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
+use crate::host::driver::TxDriver;
 use crate::host::timing::{OffloadLocation, OffloadNotify, Overflow, SocketCopy, Timing};
 use crate::host::TxFrame;
 use crate::nic::device::{Nic, NicEvent, NicStats};
@@ -38,10 +39,6 @@ use crate::nic::offload::{
 use crate::nic::tso;
 use crate::probe::observer;
 use crate::workload::Op;
-
-/// Frames the software queue (qdisc) holds in front of a full TX ring
-/// (Linux's default `txqueuelen`).
-const QDISC_LIMIT: usize = 1000;
 
 /// What happens when a CPU job completes.
 #[derive(Debug)]
@@ -94,14 +91,8 @@ pub(super) struct Timed {
     pub(super) nic: Nic,
     memory_free_at: Time,
     pub(super) app_busy: bool,
-    tx_jobs: usize,
-    /// Number of the next frame the stack emits, and of the next to post.
-    tx_emitted: u64,
-    tx_posted: u64,
-    /// Frames whose send processing ended ahead of an earlier frame's.
-    tx_ready: BTreeMap<u64, TxFrame>,
-    qdisc: VecDeque<TxFrame>,
-    stack_blocked: bool,
+    /// The driver's transmit side (send order, qdisc).
+    driver: TxDriver,
     /// Cycles per layer for each message (request/response transaction) and path.
     pub(super) per_msg: BTreeMap<(u64, Path), Breakdown>,
     /// Cycles per layer of completed jobs, per path (send, receive, other).
@@ -145,12 +136,7 @@ impl Timed {
             timing,
             memory_free_at: Time::ZERO,
             app_busy: false,
-            tx_jobs: 0,
-            tx_emitted: 0,
-            tx_posted: 0,
-            tx_ready: BTreeMap::new(),
-            qdisc: VecDeque::new(),
-            stack_blocked: false,
+            driver: TxDriver::default(),
             per_msg: BTreeMap::new(),
             per_path: [[0; LAYERS]; 3],
             commands: 0,
@@ -208,15 +194,6 @@ impl Timed {
             done = done.max(start + Dur(rate.ps_for_bits(len * 8).0));
         }
         done
-    }
-
-    /// Frames the stack may emit now without overflowing the qdisc.
-    fn credit(&self) -> usize {
-        QDISC_LIMIT.saturating_sub(self.qdisc.len() + self.tx_jobs)
-    }
-
-    fn ring_free(&self) -> bool {
-        self.nic.tx_used < self.timing.nic.tx_ring
     }
 
     /// A frame's DMA from `from` to `to`, for message `msg` (if any) on `path`.
@@ -491,18 +468,16 @@ impl Sim {
             }
             Next::TxToRing(seq, frame) => {
                 let t = self.timed(h);
-                t.tx_jobs -= 1;
-                t.tx_ready.insert(seq, frame);
-                while let Some(frame) = t.tx_ready.remove(&t.tx_posted) {
-                    t.tx_posted += 1;
-                    if t.ring_free() && t.qdisc.is_empty() {
-                        t.nic.tx_used += 1;
-                        t.nic.stats.max_tx_ring_used = t.nic.stats.max_tx_ring_used.max(t.nic.tx_used);
-                        t.nic.tx_ring.push_back(frame);
-                    } else {
-                        t.qdisc.push_back(frame);
+                let (nic, ring) = (&mut t.nic, t.timing.nic.tx_ring);
+                t.driver.done(seq, frame, |frame| {
+                    if nic.tx_used >= ring {
+                        return Some(frame);
                     }
-                }
+                    nic.tx_used += 1;
+                    nic.stats.max_tx_ring_used = nic.stats.max_tx_ring_used.max(nic.tx_used);
+                    nic.tx_ring.push_back(frame);
+                    None
+                });
                 self.nic_tx_kick(h, now);
             }
             Next::AppWake => {
@@ -514,13 +489,17 @@ impl Sim {
             Next::TxCleaned(n) => {
                 let t = self.timed(h);
                 t.nic.tx_used -= n;
-                while t.ring_free() {
-                    let Some(frame) = t.qdisc.pop_front() else { break };
-                    t.nic.tx_used += 1;
-                    t.nic.tx_ring.push_back(frame);
-                }
+                let (nic, ring) = (&mut t.nic, t.timing.nic.tx_ring);
+                t.driver.refill(|frame| {
+                    if nic.tx_used >= ring {
+                        return Some(frame);
+                    }
+                    nic.tx_used += 1;
+                    nic.tx_ring.push_back(frame);
+                    None
+                });
                 self.nic_tx_kick(h, now);
-                if self.timed(h).stack_blocked {
+                if self.timed(h).driver.stack_blocked {
                     let ctx = self.irq_ctx(h);
                     self.timed_poll(h, now, ctx, false);
                 }
@@ -548,10 +527,10 @@ impl Sim {
     /// frame it emits gets its send-path job there. Then let the
     /// application make its next call (`woken`: it was waiting for data).
     pub(super) fn timed_poll(&mut self, h: usize, now: Time, ctx: Ctx, woken: bool) {
-        let credit = self.timed(h).credit();
+        let credit = self.timed(h).driver.credit();
         self.hosts[h].poll(now, credit);
         let blocked = self.hosts[h].dev.tx_blocked;
-        self.timed(h).stack_blocked = blocked;
+        self.timed(h).driver.stack_blocked = blocked;
         let frames = std::mem::take(&mut self.hosts[h].dev.tx);
         let msg = self.apps[h].current_msg();
         for frame in frames {
@@ -562,9 +541,7 @@ impl Sim {
             if let Some(x) = t.rx.engine().tx() {
                 pieces.extend(x.tx_pieces(&t.timing, &frame.bytes, ctx.core));
             }
-            t.tx_jobs += 1;
-            let seq = t.tx_emitted;
-            t.tx_emitted += 1;
+            let seq = t.driver.emit();
             let job = Job::new(ctx.class, pieces, Next::TxToRing(seq, frame)).for_msg(msg).on(path);
             self.submit(h, ctx.core, now, job);
         }
@@ -1171,10 +1148,7 @@ impl Timed {
     /// failure is a simulator bug.
     pub(super) fn check_invariants(&self) -> Result<(), String> {
         self.nic.check_invariants(&self.timing.nic, self.rx.engine_ref().owns_rx_queue())?;
-        if self.tx_posted > self.tx_emitted {
-            return Err(format!("{} frames posted of {} emitted", self.tx_posted, self.tx_emitted));
-        }
-        Ok(())
+        self.driver.check_invariants()
     }
 }
 
