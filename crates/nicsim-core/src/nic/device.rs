@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
-use crate::engine::{Dur, Time};
+use crate::engine::{Dur, EventKey, Time};
 use crate::host::timing::{Moderation, NicConfig};
 use crate::host::TxFrame;
 
@@ -26,8 +26,8 @@ pub enum NicEvent {
     TxDma,
     /// The RX DMA finished writing the head frame to memory.
     RxDma,
-    /// The interrupt-moderation timer of that generation fired.
-    Irq(u64),
+    /// The interrupt-moderation timer fired.
+    Irq,
 }
 
 /// Counters of a timed host's NIC.
@@ -83,8 +83,8 @@ pub struct Nic {
     pub masked: bool,
     /// When the last interrupt was raised.
     pub last_irq: Option<Time>,
-    /// Generation of the moderation timer (an older timer is stale).
-    pub irq_generation: u64,
+    /// The armed moderation timer's event, to cancel it.
+    pub irq_timer: Option<EventKey>,
     /// When the armed moderation timer fires.
     pub irq_armed: Option<Time>,
     /// Counters.

@@ -16,14 +16,18 @@
 //! on the link towards its destination MAC address (broadcasts on every other
 //! link). Nodes are numbered hosts first, then switches.
 
+mod cost;
 mod echo;
+mod nic;
+mod report;
 mod timed;
 
 pub use crate::nic::device::NicStats;
 pub use crate::nic::offload::nic_lro::{NicCoreStats, NicLroReport};
 pub use crate::nic::offload::specdefrag::ZeroCopyStats;
 pub use echo::{swap_headers, EchoReport, MessageRow, MessageSide, PathMean};
-pub use timed::{CoreReport, MessageReport, OffloadStats, TimingReport};
+pub use report::{CoreReport, MessageReport, TimingReport};
+pub use timed::OffloadStats;
 
 use std::path::Path;
 
@@ -540,8 +544,8 @@ impl Sim {
                 self.on_nic_rx_dma(h, now);
                 Ok(())
             }
-            NicEvent::Irq(generation) => {
-                self.on_nic_irq_timer(h, generation, now);
+            NicEvent::Irq => {
+                self.on_nic_irq_timer(h, now);
                 Ok(())
             }
         }

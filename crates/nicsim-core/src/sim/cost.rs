@@ -1,0 +1,138 @@
+//! The per-frame cost model of a timed host: what the cost model needs to
+//! know about a frame ([`Shape`]) and the send and receive pieces of stack
+//! work (transport once per datagram, checksum, IP and fragmentation,
+//! device, driver) it costs on a core, in cycles.
+
+use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet};
+
+use crate::host::cpu::Layer;
+use crate::host::timing::Timing;
+use crate::nic::offload::RxCost;
+
+/// Where a frame sits in an IP datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Frag {
+    /// Not fragmented.
+    Whole,
+    /// First fragment (carries the transport header).
+    First,
+    /// A later fragment; `last` when it completes the datagram.
+    Later { last: bool },
+}
+
+/// What the cost model needs to know about a frame.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Shape {
+    /// Transport protocol (None: not IPv4, e.g. ARP).
+    pub(super) proto: Option<IpProtocol>,
+    /// IP payload bytes in this frame.
+    pub(super) payload: u64,
+    /// Application bytes (TCP/UDP payload) in this frame.
+    pub(super) data: u64,
+    pub(super) frag: Frag,
+    /// Offset of this fragment's data in its datagram, bytes.
+    pub(super) offset: u64,
+    /// A VIA frame (not IP).
+    pub(super) via: Option<crate::workload::via::FrameInfo>,
+}
+
+pub(super) fn shape(frame: &[u8]) -> Shape {
+    use smoltcp::wire::TcpPacket;
+    let none = Shape { proto: None, payload: 0, data: 0, frag: Frag::Whole, offset: 0, via: None };
+    if let Some(v) = crate::workload::via::frame_info(frame) {
+        return Shape { payload: v.payload, data: v.payload, via: Some(v), ..none };
+    }
+    let Ok(eth) = EthernetFrame::new_checked(frame) else { return none };
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return none;
+    }
+    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else { return none };
+    let payload = ip.payload().len() as u64;
+    let frag = match (ip.frag_offset(), ip.more_frags()) {
+        (0, false) => Frag::Whole,
+        (0, true) => Frag::First,
+        (_, more) => Frag::Later { last: !more },
+    };
+    let data = match (ip.next_header(), frag) {
+        (IpProtocol::Tcp, Frag::Whole) => TcpPacket::new_checked(ip.payload()).map_or(0, |t| t.payload().len() as u64),
+        (IpProtocol::Udp, Frag::Whole | Frag::First) => payload.saturating_sub(8),
+        _ => payload,
+    };
+    Shape { proto: Some(ip.next_header()), payload, data, frag, offset: u64::from(ip.frag_offset()), via: None }
+}
+
+/// Send-path pieces of a frame: transport (once per datagram), software
+/// checksum, IP (and fragmentation per fragment), device, driver.
+pub(super) fn tx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u64)> {
+    if let Some(v) = s.via {
+        return super::echo::via_tx_pieces(timing, v, core);
+    }
+    let c = &timing.costs;
+    let cy = |cost| timing.cycles_on(core, cost);
+    let mut pieces = Vec::with_capacity(6);
+    if s.proto.is_some() {
+        if matches!(s.frag, Frag::Whole | Frag::First) {
+            match s.proto {
+                Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, cy(c.tcp_tx))),
+                Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_tx))),
+                _ => {}
+            }
+            pieces.push((Layer::Ip, cy(c.ip_tx)));
+        }
+        if !timing.nic.checksum_offload {
+            pieces.push((Layer::Checksum, timing.checksum_cycles_on(core, s.payload)));
+        }
+        if s.frag != Frag::Whole {
+            pieces.push((Layer::IpFrag, cy(c.ip_frag)));
+        }
+    }
+    pieces.push((Layer::Device, cy(c.device_tx)));
+    pieces.push((Layer::Driver, cy(c.driver_tx)));
+    pieces
+}
+
+/// Receive-path pieces of a frame: driver, device, IP (and
+/// defragmentation per fragment), checksum, transport (once per datagram,
+/// when its last fragment completes it).
+pub(super) fn rx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u64)> {
+    if let Some(v) = s.via {
+        return super::echo::via_rx_pieces(timing, v, core);
+    }
+    let c = &timing.costs;
+    let cy = |cost| timing.cycles_on(core, cost);
+    let mut pieces = vec![(Layer::Driver, cy(c.driver_rx)), (Layer::Device, cy(c.device_rx))];
+    if s.proto.is_none() {
+        return pieces;
+    }
+    pieces.push((Layer::Ip, cy(c.ip_rx)));
+    if s.frag != Frag::Whole {
+        pieces.push((Layer::IpFrag, cy(c.ip_defrag)));
+        if c.ip_defrag_copy && s.frag == (Frag::Later { last: true }) {
+            // Linux 2.2 `ip_glue`: a new buffer for the whole datagram,
+            // every fragment's data copied in from where DMA left it.
+            pieces.push((Layer::IpFrag, timing.copy_cycles(s.offset + s.payload, false)));
+        }
+    }
+    if !timing.nic.checksum_offload {
+        pieces.push((Layer::Checksum, timing.checksum_cycles_on(core, s.payload)));
+    }
+    if matches!(s.frag, Frag::Whole | Frag::Later { last: true }) {
+        match s.proto {
+            Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, cy(c.tcp_rx))),
+            Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_rx))),
+            _ => {}
+        }
+    }
+    pieces
+}
+
+/// The receive cost model of a host with `timing`: a frame's pieces on a
+/// core, and whether IP reassembly rebuilt its datagram by copying.
+pub(super) fn rx_cost(timing: &Timing, frame: &[u8], core: usize) -> RxCost {
+    let sh = shape(frame);
+    RxCost {
+        pieces: rx_pieces(timing, sh, core),
+        glued: timing.costs.ip_defrag_copy && sh.frag == (Frag::Later { last: true }),
+        ip_payload: sh.payload,
+    }
+}

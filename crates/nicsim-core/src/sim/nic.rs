@@ -1,0 +1,373 @@
+//! The NIC path of a timed host: the TX DMA and the hand-off to the link,
+//! arrivals into the RX FIFO (after the host's offload engine), the RX DMA
+//! into posted buffers, pause frames, interrupt moderation and the driver's
+//! NAPI batch; and the glue that carries out what an offload engine asks
+//! for. The NIC's state is [`crate::nic::device::Nic`]; the engines are in
+//! [`crate::nic::offload`]. Units: picoseconds, bytes, frames.
+
+use super::cost::{rx_cost, shape};
+use super::timed::Next;
+use super::{Event, Port, Sim};
+use crate::bus::BusOp;
+use crate::engine::{Priority, Time};
+use crate::host::cpu::{Class, Job, Layer, Path};
+use crate::host::timing::Overflow;
+use crate::nic::device::NicEvent;
+use crate::nic::offload::{Action, DriverBatch, OffloadEvent, RxCx, RxDone, RxOffload};
+use crate::nic::tso;
+use crate::probe::observer;
+
+impl Sim {
+    /// Post sent-path frames to the NIC: fetch descriptor, DMA the frame.
+    pub(super) fn nic_tx_kick(&mut self, h: usize, now: Time) {
+        let msg = self.apps[h].current_msg();
+        let Port { link: l, end: d } = self.ports[h];
+        let room = self.links[l].chans[d].free_slots();
+        let t = self.timed(h);
+        if t.nic.tx_dma_busy {
+            return;
+        }
+        let Some(frame) = t.nic.tx_ring.front() else { return };
+        // The NIC starts a frame only when the link can take all its segments.
+        let segments = match frame.tso_mss {
+            Some(mss) => shape(&frame.bytes).data.div_ceil(u64::from(mss)).max(1) as usize,
+            None => t.rx.engine().tx().map_or(1, |x| x.wire_frames(&frame.bytes)),
+        };
+        if room < segments {
+            return;
+        }
+        if t.rx.engine().tx().is_some() {
+            let head = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
+            // A control frame cannot fail for lack of a trace here (as pause frames).
+            let go = self.with_offload(h, now, |e, cx| e.tx().is_none_or(|x| x.gate(cx, &head))).unwrap_or(true);
+            let t = self.timed(h);
+            t.nic.tx_ring.front_mut().expect("peeked").bytes = head;
+            if !go {
+                return;
+            }
+        }
+        let t = self.timed(h);
+        let Some(frame) = t.nic.tx_ring.front() else { return };
+        let len = frame.bytes.len() as u64;
+        let path = if shape(&frame.bytes).data > 0 { Path::Send } else { Path::Receive };
+        let done = t.dma(now, BusOp::DeviceRead, len);
+        let bytes = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
+        let desc = t.timing.nic.descriptor.0;
+        let done = match t.rx.engine().tx() {
+            Some(x) => x.tx_dma(&mut t.bus, desc, now, &bytes, done),
+            None => done,
+        };
+        t.nic.tx_ring.front_mut().expect("peeked").bytes = bytes;
+        t.note_dma(msg, path, now, done);
+        t.nic.tx_dma_busy = true;
+        self.sched.at(done, Priority::WIRE, Event::Nic(h, NicEvent::TxDma));
+    }
+
+    /// The head TX frame is in the NIC: segment it if asked (TSO), fill
+    /// checksums the stack left to the NIC, put it on the link, report completion.
+    pub(super) fn on_nic_tx_dma(&mut self, h: usize, now: Time) -> Result<(), crate::Error> {
+        let tso_capable = self.timed(h).timing.nic.tso;
+        let t = self.timed(h);
+        t.nic.tx_dma_busy = false;
+        let frame = t.nic.tx_ring.pop_front().expect("a frame was in DMA");
+        let (frames, single) = match (frame.tso_mss, tso_capable) {
+            (Some(mss), _) => (tso::segment(&frame.bytes, usize::from(mss)), None),
+            // With TSO on, the stack leaves every TCP checksum to the NIC.
+            (None, true) => (tso::segment(&frame.bytes, usize::MAX), None),
+            // The common case: one frame as the stack made it (no Vec to allocate).
+            (None, false) => match t.rx.engine().tx() {
+                Some(x) => (x.segment(frame.bytes), None),
+                None => (Vec::new(), Some(frame.bytes)),
+            },
+        };
+        t.nic.stats.tx_frames += (frames.len() + usize::from(single.is_some())) as u64;
+        let desc = t.timing.nic.descriptor.0;
+        t.bus.transfer(now, BusOp::DeviceWrite, desc);
+        t.nic.tx_done += 1;
+        t.nic.tx_done_since.get_or_insert(now);
+        let Port { link: l, end: d } = self.ports[h];
+        for f in frames.into_iter().chain(single) {
+            self.links[l].chans[d].enqueue(f);
+        }
+        self.start_wire(l, d, now)?;
+        self.nic_tx_kick(h, now);
+        self.irq_check(h, now);
+        Ok(())
+    }
+
+    /// A frame reaches timed host `h`'s NIC from the wire.
+    pub(super) fn nic_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) {
+        // Frames the engine injects cannot fail for lack of a trace.
+        let Ok(Some(frame)) = self.with_offload(h, now, |e, cx| e.arrive(cx, frame)) else { return };
+        let t = self.timed(h);
+        let len = frame.len() as u64;
+        if !t.nic.rx_held.is_empty() || t.nic.rx_fifo_bytes + len > t.timing.nic.rx_fifo.0 {
+            match t.timing.nic.overflow {
+                Overflow::Drop => {
+                    t.nic.stats.rx_fifo_drops += 1;
+                    return;
+                }
+                Overflow::Backpressure => {
+                    t.nic.rx_held.push_back(frame);
+                    self.pause_peer(h, true, now);
+                    return;
+                }
+            }
+        }
+        t.nic.rx_fifo_bytes += len;
+        t.nic.stats.max_rx_fifo = t.nic.stats.max_rx_fifo.max(t.nic.rx_fifo_bytes);
+        t.nic.rx_fifo.push_back((frame, 1));
+        self.nic_rx_kick(h, now);
+    }
+
+    fn pause_peer(&mut self, h: usize, pause: bool, now: Time) {
+        let Port { link: l, end: d } = self.ports[h];
+        let chan = &mut self.links[l].chans[1 - d];
+        if chan.paused == pause {
+            return;
+        }
+        chan.paused = pause;
+        if pause {
+            self.timed(h).nic.stats.pauses += 1;
+        } else {
+            // Restarting the wire cannot fail for lack of a trace here.
+            let _ = self.start_wire(l, 1 - d, now);
+        }
+    }
+
+    /// Start the next receive DMA if a frame waits and a buffer is posted.
+    pub(super) fn nic_rx_kick(&mut self, h: usize, now: Time) {
+        let msg = self.apps[h].current_msg();
+        let t = self.timed(h);
+        let stopped = t.rx.engine_ref().rx_stopped();
+        if t.nic.rx_dma_busy || t.nic.rx_posted == 0 || stopped {
+            return;
+        }
+        let Some((frame, _)) = t.nic.rx_fifo.front() else { return };
+        let len = frame.len() as u64;
+        let done = t.dma(now, BusOp::DeviceWrite, len);
+        t.note_dma(msg, Path::Receive, now, done);
+        t.nic.rx_posted -= 1;
+        t.nic.rx_dma_busy = true;
+        self.sched.at(done, Priority::WIRE, Event::Nic(h, NicEvent::RxDma));
+    }
+
+    /// The head RX frame is in host memory.
+    pub(super) fn on_nic_rx_dma(&mut self, h: usize, now: Time) {
+        let t = self.timed(h);
+        t.nic.rx_dma_busy = false;
+        let (frame, segments) = t.nic.rx_fifo.pop_front().expect("a frame was in DMA");
+        t.nic.rx_fifo_bytes -= frame.len() as u64;
+        t.nic.stats.rx_frames += 1;
+        t.nic.rx_done.push_back((now, frame, segments));
+        let used = t.timing.nic.rx_ring - t.nic.rx_posted;
+        t.nic.stats.max_rx_ring_used = t.nic.stats.max_rx_ring_used.max(used);
+        // Frames held on the wire move into the freed FIFO space.
+        while let Some(next) = t.nic.rx_held.front() {
+            if t.nic.rx_fifo_bytes + next.len() as u64 > t.timing.nic.rx_fifo.0 {
+                break;
+            }
+            let next = t.nic.rx_held.pop_front().expect("peeked");
+            t.nic.rx_fifo_bytes += next.len() as u64;
+            t.nic.rx_fifo.push_back((next, 1));
+        }
+        if self.timed(h).nic.rx_held.is_empty() {
+            self.pause_peer(h, false, now);
+        }
+        self.nic_rx_kick(h, now);
+        self.irq_check(h, now);
+    }
+
+    /// Raise an interrupt now, or arm the moderation timer, or do nothing.
+    pub(super) fn irq_check(&mut self, h: usize, now: Time) {
+        let t = self.timed(h);
+        if t.nic.masked {
+            return;
+        }
+        let at = if t.polled() {
+            // A polling communication processor finds work at the end of its turn.
+            if !t.nic.work_pending() {
+                return;
+            }
+            t.poll_at(now)
+        } else {
+            // An engine may impose its own moderation (a speculating driver
+            // wants one interrupt per fragment train).
+            let Some(at) = t.nic.irq_due(&t.timing.nic.moderation, t.rx.engine_ref().moderation(), now) else {
+                return;
+            };
+            at
+        };
+        if at == now {
+            self.raise_irq(h, now);
+        } else if t.nic.irq_armed.is_none_or(|armed| armed > at) {
+            t.nic.irq_armed = Some(at);
+            let old = t.nic.irq_timer.take();
+            if let Some(k) = old {
+                self.sched.cancel(k);
+            }
+            let key = self.sched.at(at, Priority::DEVICE, Event::Nic(h, NicEvent::Irq));
+            self.timed(h).nic.irq_timer = Some(key);
+        }
+    }
+
+    /// The moderation timer fired (an earlier one re-armed was cancelled).
+    pub(super) fn on_nic_irq_timer(&mut self, h: usize, now: Time) {
+        let t = self.timed(h);
+        t.nic.irq_timer = None;
+        t.nic.irq_armed = None;
+        self.irq_check(h, now);
+    }
+
+    fn raise_irq(&mut self, h: usize, now: Time) {
+        let msg = self.apps[h].current_msg();
+        let t = self.timed(h);
+        t.nic.irq_armed = None;
+        if let Some(k) = t.nic.irq_timer.take() {
+            self.sched.cancel(k);
+        }
+        let t = self.timed(h);
+        t.nic.last_irq = Some(now);
+        t.nic.tx_done_since = None;
+        if t.polled() {
+            // The communication processor's loop found work: no interrupt,
+            // it polls the rings until they are empty (as NAPI does).
+            t.nic.stats.polls += 1;
+            t.nic.masked = true;
+            self.driver_batch(h, now);
+            return;
+        }
+        t.nic.stats.interrupts += 1;
+        if t.timing.nic.napi {
+            t.nic.masked = true;
+        }
+        let core = t.timing.stack_core();
+        t.cores[core].note_interrupt();
+        if self.probes.wants(observer::INTERRUPT) {
+            self.probes.emit(observer::INTERRUPT, now, h, &self.hosts[h].name, &[("core", core as f64)]);
+        }
+        let t = self.timed(h);
+        let cpu = &t.timing.cpu;
+        let pieces = vec![
+            (Layer::Interrupt, cpu.interrupt_entry),
+            (Layer::Interrupt, t.timing.cycles_on(core, t.timing.costs.interrupt)),
+            (Layer::Interrupt, cpu.interrupt_exit),
+        ];
+        let t = self.timed(h);
+        let path = if t.measure.tx_irq_on_send && t.nic.rx_done.is_empty() { Path::Send } else { Path::Receive };
+        let job = Job::new(Class::Irq, pieces, Next::IrqDone).for_msg(msg).on(path);
+        self.submit(h, core, now, job);
+    }
+
+    /// The driver's work after an interrupt (or another NAPI round): receive
+    /// processing per frame, clean-up of sent descriptors, buffer refill.
+    pub(super) fn driver_batch(&mut self, h: usize, now: Time) {
+        let msg = self.apps[h].current_msg();
+        let t = self.timed(h);
+        let budget = if t.timing.nic.napi || t.polled() { t.timing.nic.napi_budget as usize } else { usize::MAX };
+        let mut take = t.nic.rx_done.len().min(budget);
+        let frames: Vec<(Time, Vec<u8>, u32)> = t.nic.rx_done.drain(..take).collect();
+        let cleaned = std::mem::take(&mut t.nic.tx_done);
+        t.nic.tx_done_since = None;
+        let core = t.timing.stack_core();
+        let holding = t.nic.holding();
+        let before = t.nic.rx_done.len();
+        let mut batch = DriverBatch {
+            core,
+            msg,
+            frames,
+            ring: &mut t.nic.rx_done,
+            jobs: Vec::new(),
+            leftover: Vec::new(),
+            glued: false,
+        };
+        let mut actions = Vec::new();
+        let timing = &t.timing;
+        let cost = |f: &[u8], c: usize| rx_cost(timing, f, c);
+        let mut cx = RxCx { now, timing, rx_cost: &cost, nic_holding: holding, actions: &mut actions };
+        t.rx.engine().driver_batch(&mut cx, &mut batch);
+        debug_assert!(actions.is_empty(), "a driver batch asks for nothing but jobs");
+        // Receive work the driver did on frames a host coalescer has merged
+        // away is charged to the batch's last job.
+        let (glued, mut leftover, batch_jobs) = (batch.glued, batch.leftover, batch.jobs);
+        // Frames an engine put back on the ring keep their buffers.
+        take -= t.nic.rx_done.len() - before;
+        t.glued |= glued;
+        let mut jobs: Vec<Job<Next>> = batch_jobs.into_iter().map(|j| j.map(Next::from)).collect();
+        let t = self.timed(h);
+        if cleaned > 0 {
+            let cost = if t.measure.via { t.timing.costs.via_tx_done } else { t.timing.costs.driver_tx_clean };
+            let c = t.timing.cycles_on(core, cost) * u64::from(cleaned);
+            if let Some(m) = msg {
+                t.measure.tx_clean(m, c);
+            }
+            let job = Job::new(Class::Softirq, vec![(Layer::Driver, c)], Next::TxCleaned(cleaned));
+            jobs.push(job.for_msg(msg).on(Path::Send));
+        }
+        let refill = t.timing.cycles_on(core, t.timing.costs.driver_refill) * take as u64;
+        leftover.push((Layer::Driver, refill));
+        let job = Job::new(Class::Softirq, leftover, Next::BatchDone(take as u32));
+        jobs.push(job.for_msg(msg).on(Path::Receive));
+        for job in jobs {
+            self.submit(h, core, now, job);
+        }
+    }
+}
+
+impl From<RxDone> for Next {
+    fn from(d: RxDone) -> Next {
+        match d {
+            RxDone::Deliver(frame, segments) => Next::RxDeliver(frame, segments),
+            RxDone::Resume => Next::SpecResume,
+        }
+    }
+}
+
+impl Sim {
+    /// Call host `h`'s offload engine with a context at `now`, then carry
+    /// out what it asked for, in order (the first failure to write a frame
+    /// to a trace is returned after all of them).
+    pub(super) fn with_offload<R>(
+        &mut self,
+        h: usize,
+        now: Time,
+        f: impl FnOnce(&mut dyn RxOffload, &mut RxCx) -> R,
+    ) -> Result<R, crate::Error> {
+        let t = self.timed(h);
+        let mut actions = Vec::new();
+        let holding = t.nic.holding();
+        let timing = &t.timing;
+        let cost = |fr: &[u8], c: usize| rx_cost(timing, fr, c);
+        let mut cx = RxCx { now, timing, rx_cost: &cost, nic_holding: holding, actions: &mut actions };
+        let out = f(t.rx.engine(), &mut cx);
+        let mut result = Ok(());
+        for a in actions {
+            match a {
+                Action::Timer(at, prio, ev) => {
+                    self.sched.at(at, prio, Event::Offload(h, ev));
+                }
+                Action::ToHost(frame, segments) => {
+                    let t = self.timed(h);
+                    t.nic.rx_fifo_bytes += frame.len() as u64;
+                    t.nic.rx_fifo.push_back((frame, segments));
+                }
+                Action::KickRx => self.nic_rx_kick(h, now),
+                Action::KickTx => self.nic_tx_kick(h, now),
+                Action::Arrive(frame) => self.nic_arrive(h, frame, now),
+                Action::Wire(frame) => {
+                    // The driver writes a control frame straight to the NIC.
+                    let Port { link: l, end: d } = self.ports[h];
+                    self.links[l].chans[d].enqueue(frame);
+                    let sent = self.start_wire(l, d, now);
+                    result = result.and(sent);
+                }
+            }
+        }
+        result.map(|()| out)
+    }
+
+    /// Host `h`'s offload engine's own event is due.
+    pub(super) fn on_offload_event(&mut self, h: usize, ev: OffloadEvent, now: Time) -> Result<(), crate::Error> {
+        self.with_offload(h, now, |e, cx| e.on_event(cx, ev))
+    }
+}
