@@ -28,7 +28,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::units::{Bandwidth, Duration, Size};
 use crate::error::ConfigError;
+pub use crate::host::stack_config::{CoalescedAck, CongestionControl, DelayedAck, TcpConfig, UdpConfig};
 use crate::host::timing::{self, Timing};
+pub use crate::link::Impairments;
 
 pub use validate::validate;
 
@@ -114,152 +116,6 @@ pub struct HostConfig {
     pub zero_copy: Option<toml::Table>,
 }
 
-/// Congestion control algorithm (smoltcp's implementations).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CongestionControl {
-    /// No congestion control: send up to the receiver's window.
-    None,
-    /// TCP Reno (RFC 5681).
-    Reno,
-    /// CUBIC (RFC 8312).
-    Cubic,
-}
-
-/// Delayed-ACK policy: a delay such as `"10ms"`, or `"off"` to ACK every segment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DelayedAck {
-    /// ACK immediately.
-    Off,
-    /// Hold an ACK up to this long (smoltcp still ACKs at once after more than one MSS).
-    Delay(Duration),
-}
-
-impl Serialize for DelayedAck {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            DelayedAck::Off => s.serialize_str("off"),
-            DelayedAck::Delay(d) => d.serialize(s),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for DelayedAck {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        if text == "off" {
-            Ok(DelayedAck::Off)
-        } else {
-            text.parse::<Duration>()
-                .map(DelayedAck::Delay)
-                .map_err(|e| serde::de::Error::custom(format!("{e} (or \"off\")")))
-        }
-    }
-}
-
-/// TCP socket knobs.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct TcpConfig {
-    /// Receive buffer; bounds the advertised window (scaled beyond 64 KiB).
-    #[serde(default = "default_tcp_buffer")]
-    pub rx_buffer: Size,
-    /// Send buffer.
-    #[serde(default = "default_tcp_buffer")]
-    pub tx_buffer: Size,
-    /// Nagle's algorithm (coalesce small writes while data is unacknowledged).
-    #[serde(default = "yes")]
-    pub nagle: bool,
-    /// Delayed-ACK timer (smoltcp's default is 10 ms); `"off"` ACKs every segment.
-    #[serde(default = "default_delayed_ack")]
-    pub delayed_ack: DelayedAck,
-    /// Linux quick-ACK mode: the first this many data segments a connection
-    /// receives are ACKed at once (Linux `TCP_MAX_QUICKACKS` = 16); 0 turns it off.
-    #[serde(default = "default_quickack")]
-    pub quickack_segments: u32,
-    /// Congestion control: `none`, `reno` or `cubic`.
-    #[serde(default = "default_cc")]
-    pub congestion_control: CongestionControl,
-    /// RFC 7323 timestamps option (12 bytes per segment).
-    #[serde(default = "yes")]
-    pub timestamps: bool,
-    /// Maximum segment size; caps the MTU the stack uses at `mss` + 40 bytes.
-    #[serde(default)]
-    pub mss: Option<Size>,
-    /// ACK policy for a coalesced segment (LRO/GRO merged several into one):
-    /// `linux` ACKs it at once when it carries two or more segments, as
-    /// Linux does when more than one full-sized segment arrived
-    /// (`__tcp_ack_snd_check`); `delay` leaves it to the delayed-ACK timer
-    /// like any segment (smoltcp alone: the first frame after an ACK waits).
-    #[serde(default)]
-    pub coalesced_ack: CoalescedAck,
-}
-
-/// How a receiver ACKs a segment that stands for several (LRO/GRO).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CoalescedAck {
-    /// ACK at once when the segment carries two or more merged segments.
-    #[default]
-    Linux,
-    /// Treat it as one segment: the delayed-ACK timer decides.
-    Delay,
-}
-
-fn default_tcp_buffer() -> Size {
-    Size(256 * 1024)
-}
-fn default_delayed_ack() -> DelayedAck {
-    DelayedAck::Delay(Duration(10_000_000_000))
-}
-fn default_quickack() -> u32 {
-    16
-}
-fn default_cc() -> CongestionControl {
-    CongestionControl::Reno
-}
-fn yes() -> bool {
-    true
-}
-
-impl Default for TcpConfig {
-    fn default() -> Self {
-        TcpConfig {
-            rx_buffer: default_tcp_buffer(),
-            tx_buffer: default_tcp_buffer(),
-            nagle: true,
-            delayed_ack: default_delayed_ack(),
-            quickack_segments: default_quickack(),
-            congestion_control: default_cc(),
-            timestamps: true,
-            mss: None,
-            coalesced_ack: CoalescedAck::default(),
-        }
-    }
-}
-
-/// UDP socket buffers.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct UdpConfig {
-    /// Receive buffer (payload bytes).
-    #[serde(default = "default_udp_buffer")]
-    pub rx_buffer: Size,
-    /// Send buffer (payload bytes).
-    #[serde(default = "default_udp_buffer")]
-    pub tx_buffer: Size,
-}
-
-fn default_udp_buffer() -> Size {
-    Size(256 * 1024)
-}
-
-impl Default for UdpConfig {
-    fn default() -> Self {
-        UdpConfig { rx_buffer: default_udp_buffer(), tx_buffer: default_udp_buffer() }
-    }
-}
-
 /// A store-and-forward Ethernet switch: a frame is forwarded once it has
 /// arrived whole, after `latency`, to the port its destination MAC address
 /// is behind (broadcasts to every other port), and waits there in the
@@ -312,31 +168,6 @@ fn default_mtu() -> Size {
 }
 fn default_queue() -> u32 {
     1000
-}
-
-/// Per-frame impairment probabilities (each 0 to 1).
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Impairments {
-    /// Probability a frame is lost on the wire.
-    #[serde(default)]
-    pub loss: f64,
-    /// Probability a frame is delivered twice.
-    #[serde(default)]
-    pub duplicate: f64,
-    /// Probability a frame is held back by `reorder_delay` (so later frames overtake it).
-    #[serde(default)]
-    pub reorder: f64,
-    /// Extra delay of a reordered frame.
-    #[serde(default = "default_reorder_delay")]
-    pub reorder_delay: Duration,
-    /// Probability one bit of the frame (after the Ethernet header) is flipped.
-    #[serde(default)]
-    pub corrupt: f64,
-}
-
-fn default_reorder_delay() -> Duration {
-    Duration(20_000_000)
 }
 
 /// What the hosts do: exactly one workload per scenario.
@@ -752,12 +583,31 @@ impl HostConfig {
 
     /// The host's address and prefix length (after validation this cannot fail).
     pub fn address(&self, index: usize) -> Result<(Ipv4Addr, u8), String> {
-        match &self.ip {
+        address(self.ip.as_deref(), index)
+    }
+
+    /// What the host's stack is built from (`index`: its place in the scenario).
+    pub fn stack(&self, index: usize) -> Result<crate::host::stack_config::StackConfig, String> {
+        let (ip, prefix) = self.address(index)?;
+        Ok(crate::host::stack_config::StackConfig {
+            name: self.name.clone(),
+            ip,
+            prefix,
+            tcp: self.tcp.clone(),
+            udp: self.udp.clone(),
+        })
+    }
+}
+
+/// Host `index`'s IPv4 address and prefix length: `ip` (`a.b.c.d[/len]`) or 10.0.0.`index + 1`/24.
+fn address(ip: Option<&str>, index: usize) -> Result<(Ipv4Addr, u8), String> {
+    {
+        match ip {
             None => Ok((Ipv4Addr::new(10, 0, 0, (index + 1) as u8), 24)),
             Some(text) => {
                 let (addr, prefix) = match text.split_once('/') {
                     Some((a, p)) => (a, p.parse::<u8>().map_err(|_| format!("bad prefix length in \"{text}\""))?),
-                    None => (text.as_str(), 24),
+                    None => (text, 24),
                 };
                 let addr: Ipv4Addr = addr.parse().map_err(|_| format!("\"{text}\" is not an IPv4 address"))?;
                 if !(8..=30).contains(&prefix) {
@@ -787,4 +637,8 @@ pub fn parse(text: &str) -> Result<Scenario, ConfigError> {
     })?;
     validate(&scenario)?;
     Ok(scenario)
+}
+
+fn yes() -> bool {
+    true
 }

@@ -12,6 +12,7 @@
 
 pub mod cpu;
 pub mod driver;
+pub mod stack_config;
 pub mod timing;
 
 use std::cell::Cell;
@@ -23,9 +24,9 @@ use smoltcp::phy::{self, Checksum, DeviceCapabilities, Medium};
 use smoltcp::socket::{tcp, udp};
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Cidr};
 
-use crate::config::{CoalescedAck, CongestionControl, DelayedAck, HostConfig};
 use crate::engine::rng::component_u64;
 use crate::engine::Time;
+use stack_config::{CoalescedAck, CongestionControl, DelayedAck, StackConfig};
 
 thread_local! {
     /// The simulated time in milliseconds, read by the TCP timestamp
@@ -125,7 +126,7 @@ impl phy::Device for SimDevice {
         caps.max_transmission_unit = self.mtu;
         if let Some(max) = self.tso {
             caps.segmentation.tcpv4 = std::num::NonZeroUsize::new(max);
-            caps.checksum = crate::nic::tso::offloaded_checksums();
+            caps.checksum = offloaded_checksums();
         }
         if self.skip_rx_checksums {
             let c = &mut caps.checksum;
@@ -165,7 +166,7 @@ pub struct Host {
     pub sockets: SocketSet<'static>,
     /// The simulated device.
     pub dev: SimDevice,
-    cfg: HostConfig,
+    cfg: StackConfig,
     /// TCP sockets and the quick-ACK segments each has left.
     tcp_sockets: Vec<(SocketHandle, u32)>,
     /// Every socket has used up its quick ACKs and has its delayed-ACK
@@ -191,8 +192,8 @@ impl Host {
     /// are unchanged, and it was a sixth of a 100 Gb/s jumbo-frame run.
     /// Debug builds (the tests) check everywhere, so a frame an engine got
     /// wrong still shows.
-    pub fn new(cfg: &HostConfig, index: usize, link_mtu: usize, seed: u64, tso: bool, pristine: bool) -> Host {
-        let (ip, prefix) = cfg.address(index).expect("validated scenario");
+    pub fn new(cfg: &StackConfig, index: usize, link_mtu: usize, seed: u64, tso: bool, pristine: bool) -> Host {
+        let (ip, prefix) = (cfg.ip, cfg.prefix);
         let mac = EthernetAddress([0x02, 0, 0, 0, (index >> 8) as u8, index as u8 + 1]);
         let ip_mtu = match cfg.tcp.mss {
             Some(mss) => link_mtu.min(mss.0 as usize + 40),
@@ -393,4 +394,12 @@ fn tcp_data_port(frame: &[u8]) -> Option<u16> {
     }
     let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
     (!tcp.payload().is_empty()).then(|| tcp.dst_port())
+}
+
+/// The checksum capabilities a device with transmit offload advertises:
+/// the stack verifies on receive but leaves TCP transmit checksums to the NIC.
+pub fn offloaded_checksums() -> smoltcp::phy::ChecksumCapabilities {
+    let mut caps = smoltcp::phy::ChecksumCapabilities::default();
+    caps.tcp = smoltcp::phy::Checksum::Rx;
+    caps
 }

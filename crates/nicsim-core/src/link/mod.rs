@@ -13,10 +13,10 @@
 use std::collections::VecDeque;
 
 use rand::Rng as _;
+use serde::{Deserialize, Serialize};
 
-use crate::config::Impairments;
 use crate::engine::rng::Rng;
-use crate::engine::units::Bandwidth;
+use crate::engine::units::{Bandwidth, Duration};
 use crate::engine::Dur;
 
 /// Preamble and start-of-frame delimiter, bytes.
@@ -243,6 +243,31 @@ impl Channel {
         }
         vec![Delivery { extra, frame }]
     }
+}
+
+/// Per-frame impairment probabilities (each 0 to 1).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Impairments {
+    /// Probability a frame is lost on the wire.
+    #[serde(default)]
+    pub loss: f64,
+    /// Probability a frame is delivered twice.
+    #[serde(default)]
+    pub duplicate: f64,
+    /// Probability a frame is held back by `reorder_delay` (so later frames overtake it).
+    #[serde(default)]
+    pub reorder: f64,
+    /// Extra delay of a reordered frame.
+    #[serde(default = "default_reorder_delay")]
+    pub reorder_delay: Duration,
+    /// Probability one bit of the frame (after the Ethernet header) is flipped.
+    #[serde(default)]
+    pub corrupt: f64,
+}
+
+fn default_reorder_delay() -> Duration {
+    Duration(20_000_000)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet};
 use crate::host::cpu::Layer;
 use crate::host::timing::Timing;
 use crate::nic::offload::RxCost;
+use crate::workload::via;
 
 /// Where a frame sits in an IP datagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +66,7 @@ pub(super) fn shape(frame: &[u8]) -> Shape {
 /// checksum, IP (and fragmentation per fragment), device, driver.
 pub(super) fn tx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u64)> {
     if let Some(v) = s.via {
-        return super::echo::via_tx_pieces(timing, v, core);
+        return via_tx_pieces(timing, v, core);
     }
     let c = &timing.costs;
     let cy = |cost| timing.cycles_on(core, cost);
@@ -96,7 +97,7 @@ pub(super) fn tx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
 /// when its last fragment completes it).
 pub(super) fn rx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u64)> {
     if let Some(v) = s.via {
-        return super::echo::via_rx_pieces(timing, v, core);
+        return via_rx_pieces(timing, v, core);
     }
     let c = &timing.costs;
     let cy = |cost| timing.cycles_on(core, cost);
@@ -135,4 +136,27 @@ pub(super) fn rx_cost(timing: &Timing, frame: &[u8], core: usize) -> RxCost {
         glued: timing.costs.ip_defrag_copy && sh.frag == (Frag::Later { last: true }),
         ip_payload: sh.payload,
     }
+}
+
+/// Send-path pieces of a VIA frame: transport (fragment header, one
+/// translation per page) and driver (DMA set-up).
+fn via_tx_pieces(timing: &Timing, v: via::FrameInfo, core: usize) -> Vec<(Layer, u64)> {
+    let c = &timing.costs;
+    let cy = |cost| timing.cycles_on(core, cost);
+    let transport = cy(c.via_tx) + v.pages * cy(c.via_translate);
+    vec![(Layer::ViaTransport, transport), (Layer::Driver, cy(c.driver_tx))]
+}
+
+/// Receive-path pieces of a VIA frame: driver, transport (demultiplex,
+/// translate, defragment), the copy into the registered buffer.
+fn via_rx_pieces(timing: &Timing, v: via::FrameInfo, core: usize) -> Vec<(Layer, u64)> {
+    let c = &timing.costs;
+    let cy = |cost| timing.cycles_on(core, cost);
+    let mut transport = cy(c.via_rx) + v.pages * cy(c.via_translate);
+    if v.fragmented {
+        transport += cy(c.via_defrag);
+    }
+    // The data came by DMA: it is not in the cache.
+    let copy = timing.copy_cycles(v.payload, false);
+    vec![(Layer::Driver, cy(c.driver_rx)), (Layer::ViaTransport, transport), (Layer::Copy, copy)]
 }

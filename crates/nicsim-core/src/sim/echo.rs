@@ -40,52 +40,9 @@ use serde::Serialize;
 use super::{Event, Port, Sim};
 use crate::bus::BusOp;
 use crate::config::{EchoConfig, MessageProtocol};
-use crate::engine::{Dur, Priority, Time};
+use crate::engine::{Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Job, Layer, Path, LAYERS};
-use crate::host::timing::Timing;
 use crate::workload::{via, App, Op};
-
-/// Per-message DMA cycles, spans and frame counts of a timed host.
-#[derive(Debug, Default)]
-pub(super) struct Measure {
-    /// DMA cycles per (message, path).
-    dma: BTreeMap<(u64, Path), u64>,
-    /// Frames DMA'd per (message, path).
-    frames: BTreeMap<(u64, Path), u64>,
-    /// First and last activity per (message, path).
-    spans: BTreeMap<(u64, Path), (Time, Time)>,
-    /// A transmit-only interrupt serves the send path (echo workload).
-    pub(super) tx_irq_on_send: bool,
-    /// The host sends VIA frames (echo workload over VIA): its driver
-    /// reclaims sent frames with `via_tx_done`.
-    pub(super) via: bool,
-    /// Driver cycles of transmit completions (run in the interrupt handler)
-    /// per message (echo workload only).
-    tx_clean: BTreeMap<u64, u64>,
-}
-
-impl Measure {
-    /// Activity of (`msg`, `path`) from `from` to `to`.
-    pub(super) fn touch(&mut self, msg: u64, path: Path, from: Time, to: Time) {
-        let span = self.spans.entry((msg, path)).or_insert((from, to));
-        span.0 = span.0.min(from);
-        span.1 = span.1.max(to);
-    }
-
-    /// The driver reclaimed sent frames of `msg` in `cycles` (echo only).
-    pub(super) fn tx_clean(&mut self, msg: u64, cycles: u64) {
-        if self.tx_irq_on_send {
-            *self.tx_clean.entry(msg).or_default() += cycles;
-        }
-    }
-
-    /// A DMA of one frame of (`msg`, `path`) from `from` to `to`, `cycles` long.
-    pub(super) fn dma(&mut self, msg: u64, path: Path, from: Time, to: Time, cycles: u64) {
-        *self.dma.entry((msg, path)).or_default() += cycles;
-        *self.frames.entry((msg, path)).or_default() += 1;
-        self.touch(msg, path, from, to);
-    }
-}
 
 /// Whether `frame` is one the echo node returns (IPv4 or VIA).
 fn echoed(frame: &[u8]) -> bool {
@@ -116,29 +73,6 @@ pub fn swap_headers(frame: &mut [u8]) {
         udp.set_src_port(d);
         udp.set_dst_port(s);
     }
-}
-
-/// Send-path pieces of a VIA frame: transport (fragment header, one
-/// translation per page) and driver (DMA set-up).
-pub(super) fn via_tx_pieces(timing: &Timing, v: via::FrameInfo, core: usize) -> Vec<(Layer, u64)> {
-    let c = &timing.costs;
-    let cy = |cost| timing.cycles_on(core, cost);
-    let transport = cy(c.via_tx) + v.pages * cy(c.via_translate);
-    vec![(Layer::ViaTransport, transport), (Layer::Driver, cy(c.driver_tx))]
-}
-
-/// Receive-path pieces of a VIA frame: driver, transport (demultiplex,
-/// translate, defragment), the copy into the registered buffer.
-pub(super) fn via_rx_pieces(timing: &Timing, v: via::FrameInfo, core: usize) -> Vec<(Layer, u64)> {
-    let c = &timing.costs;
-    let cy = |cost| timing.cycles_on(core, cost);
-    let mut transport = cy(c.via_rx) + v.pages * cy(c.via_translate);
-    if v.fragmented {
-        transport += cy(c.via_defrag);
-    }
-    // The data came by DMA: it is not in the cache.
-    let copy = timing.copy_cycles(v.payload, false);
-    vec![(Layer::Driver, cy(c.driver_rx)), (Layer::ViaTransport, transport), (Layer::Copy, copy)]
 }
 
 impl Sim {
@@ -385,11 +319,6 @@ pub struct EchoReport {
     pub receive: PathMean,
     /// Every measured message.
     pub messages: Vec<MessageRow>,
-}
-
-/// DMA of `len` ps on host `h`'s application core, in cycles.
-pub(super) fn dma_cycles(hz: u64, d: Dur) -> u64 {
-    (u128::from(d.0) * u128::from(hz) / u128::from(crate::engine::time::PS_PER_S)) as u64
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@
 
 mod cost;
 mod echo;
+mod measure;
 mod nic;
 mod report;
 mod timed;
@@ -264,7 +265,9 @@ impl Sim {
                 })
         };
         let mut hosts: Vec<Host> = (host_cfgs.iter().enumerate())
-            .map(|(i, h)| Host::new(h, i, stack_mtu(i), seed, tso(i), pristine(i)))
+            .map(|(i, h)| {
+                Host::new(&h.stack(i).expect("validated scenario"), i, stack_mtu(i), seed, tso(i), pristine(i))
+            })
             .collect();
         if let Some(dir) = pcap_dir {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;

@@ -106,7 +106,7 @@ pub(super) struct Timed {
     /// Offload counters.
     pub(super) offload: OffloadStats,
     /// Per-message DMA, spans and frames (the echo workload's measurement).
-    pub(super) measure: super::echo::Measure,
+    pub(super) measure: super::measure::Measure,
     /// The receive offload engine (NIC LRO, GRO, software LRO, or none).
     pub(super) rx: AnyRxOffload,
     /// The datagram the application reads next was rebuilt by a copy
@@ -202,7 +202,7 @@ impl Timed {
     /// A frame's DMA from `from` to `to`, for message `msg` (if any) on `path`.
     pub(super) fn note_dma(&mut self, msg: Option<u64>, path: Path, from: Time, to: Time) {
         if let Some(m) = msg {
-            let cycles = super::echo::dma_cycles(self.timing.cpu.clock.0, to.since(from));
+            let cycles = super::measure::dma_cycles(self.timing.cpu.clock.0, to.since(from));
             self.measure.dma(m, path, from, to, cycles);
         }
     }

@@ -9,7 +9,6 @@
 //! CWR only on the first, and both checksums recomputed. Frames that are not
 //! TCP/IPv4 pass through untouched (their checksums were made by the stack).
 
-use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4Packet, TcpPacket};
 
 const ETH: usize = 14;
@@ -85,17 +84,10 @@ pub fn segment(frame: &[u8], mss: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// The checksum capabilities a device with transmit offload advertises:
-/// the stack verifies on receive but leaves TCP transmit checksums to the NIC.
-pub fn offloaded_checksums() -> ChecksumCapabilities {
-    let mut caps = ChecksumCapabilities::default();
-    caps.tcp = smoltcp::phy::Checksum::Rx;
-    caps
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use smoltcp::phy::ChecksumCapabilities;
     use smoltcp::wire::{
         EthernetAddress, EthernetRepr, Ipv4Address, Ipv4Repr, TcpControl, TcpRepr, TcpSeqNumber, TcpTimestampRepr,
     };
@@ -137,7 +129,7 @@ mod tests {
         let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
         ip.emit(&mut p, &ChecksumCapabilities::default());
         let mut t = TcpPacket::new_unchecked(p.payload_mut());
-        tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &offloaded_checksums());
+        tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &crate::host::offloaded_checksums());
         buf
     }
 
