@@ -53,10 +53,12 @@ bench: $(BIN)/python
 	cargo bench -p nicsim-core
 	$(BIN)/nicsim bench $(BENCH_ARGS) --out results/bench
 
-## lint: formatting and clippy, warnings are errors
+## lint: formatting and clippy, warnings are errors; no import cycle among
+## the core's modules (scripts/module_cycles.py; also a test)
 lint:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	python3 scripts/module_cycles.py
 
 ## fuzz: run each cargo-fuzz target for FUZZ_SECONDS (default 60) from the
 ## checked-in corpus, with debug assertions; needs nightly Rust and cargo-fuzz

@@ -8,6 +8,7 @@ children); any other cycle is reported with its path, and the script exits 1.
 
     python3 scripts/module_cycles.py            # check
     python3 scripts/module_cycles.py --graph    # print the top-level graph
+    python3 scripts/module_cycles.py --src DIR  # another crate's src/
 """
 
 from __future__ import annotations
@@ -117,6 +118,9 @@ def top_level(graph):
 
 
 def main() -> int:
+    global SRC
+    if "--src" in sys.argv:
+        SRC = Path(sys.argv[sys.argv.index("--src") + 1]).resolve()
     modules = {module_of(f): f.read_text() for f in sorted(SRC.rglob("*.rs"))}
     graph = edges(modules)
     top = top_level(graph)

@@ -146,7 +146,7 @@ fn super_frame(len: usize) -> Vec<u8> {
     let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
     ip.emit(&mut p, &ChecksumCapabilities::default());
     let mut t = TcpPacket::new_unchecked(p.payload_mut());
-    tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &tso::offloaded_checksums());
+    tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &nicsim_core::host::offloaded_checksums());
     buf
 }
 

@@ -1,9 +1,20 @@
 //! nicsim's core: a deterministic discrete-event simulator of networked
 //! hosts and their NICs, with the real smoltcp TCP/IP stack on every host.
 //!
-//! Layering points one way: [`engine`] ← [`link`], [`host`] ← [`sim`]
-//! (assembly and execution) ← [`workload`], [`probe`] ← [`api`].
-//! The crate never depends on Python; `crates/nicsim-py` is the thin binding.
+//! Modules import one another one way (`scripts/module_cycles.py` checks
+//! it in `make lint` and the tests); `A ← B` means B uses A:
+//!
+//! ```text
+//!  engine ← probe (wire views, pcap) ← bus, link ← host (CPU, profiles, stack, driver)
+//!         ← nic (NIC model, offload engines) ← config (the scenario, validated)
+//!         ← workload ← sim (assembly and execution) ← api
+//! ```
+//!
+//! Two places still go against the layering the design aims at (components
+//! ← assembly ← workloads): `sim` calls the workloads' applications
+//! directly, and the per-frame cost model in `sim` reads the VIA frame
+//! format from `workload::via`. The crate never depends on Python;
+//! `crates/nicsim-py` is the thin binding.
 
 pub mod api;
 pub mod bus;

@@ -32,6 +32,9 @@ pub use crate::host::stack_config::{CoalescedAck, CongestionControl, DelayedAck,
 use crate::host::timing::{self, Timing};
 pub use crate::link::Impairments;
 
+/// Largest message of the echo workload over VIA (one registered buffer).
+pub const VIA_MAX_MESSAGE: u64 = 65_536;
+
 pub use validate::validate;
 
 /// A whole scenario.
@@ -331,7 +334,7 @@ pub struct PcapReplayConfig {
     pub port: u16,
     /// Send times and sizes read from `file` before the run.
     #[serde(skip)]
-    pub schedule: Option<std::sync::Arc<crate::workload::replay::Schedule>>,
+    pub schedule: Option<std::sync::Arc<crate::probe::schedule::Schedule>>,
 }
 
 /// A UDP stream.

@@ -535,7 +535,7 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             pair_ok("echo", ("client", &e.client), ("server", &e.server))?;
             let max = match e.protocol {
                 super::MessageProtocol::Udp => 65_507,
-                super::MessageProtocol::Via => crate::workload::via::MAX_MESSAGE,
+                super::MessageProtocol::Via => super::VIA_MAX_MESSAGE,
             };
             if !(1..=max).contains(&e.size.0) {
                 return err("workload.echo.size", format!("must be 1B to {max}B for {:?}, got {}", e.protocol, e.size));

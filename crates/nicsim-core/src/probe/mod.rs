@@ -9,4 +9,5 @@
 pub mod observer;
 pub mod pcap;
 pub mod pcap_read;
+pub mod schedule;
 pub mod wire;

@@ -44,8 +44,8 @@ use crate::host::{Host, TxFrame};
 pub const ETHERTYPE: u16 = 0x88B5;
 /// Bytes of the VIA header after the Ethernet header.
 pub const HEADER_LEN: usize = 20;
-/// Largest VIA message (one registered buffer).
-pub const MAX_MESSAGE: u64 = 65_536;
+/// Largest VIA message (one registered buffer; the scenario's limit).
+pub use crate::config::VIA_MAX_MESSAGE as MAX_MESSAGE;
 /// Page size of registered memory (MIPS R4000 under Linux: 4 KiB pages).
 pub const PAGE: u64 = 4096;
 /// Flag: the frame carries a message's last fragment.
