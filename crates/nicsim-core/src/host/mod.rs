@@ -11,7 +11,9 @@
 //! cannot arrive damaged, where the check could never fail (see [`Host::new`]).
 
 pub mod cpu;
+pub mod cpu_params;
 pub mod driver;
+pub mod nic_params;
 pub mod stack_config;
 pub mod timing;
 

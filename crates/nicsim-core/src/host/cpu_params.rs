@@ -1,0 +1,402 @@
+//! The CPU side of a timing profile: processor, memory system, per-layer
+//! stack costs ([`Cost`]), the application's own computation and protocol
+//! offload to a communication processor. Re-exported by [`super::timing`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::units::{Bandwidth, Duration, Frequency, Size};
+
+/// A CPU-intensive application: computation the application does on its
+/// core for the data it moves, LAWS's `a` (Shivam & Chase 2003). The sender
+/// computes each block before writing it, the receiver after reading it.
+/// The work is charged to layer `app` on `cpu.app_core`; it touches no
+/// memory beyond what the caches hold (no cache pollution is modelled).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppConfig {
+    /// Cycles per KiB of data written or read by each socket call.
+    #[serde(default)]
+    pub compute_per_kib: f64,
+    /// Cycles per socket call that moves data, whatever its size.
+    #[serde(default)]
+    pub compute_per_call: u64,
+}
+
+impl AppConfig {
+    /// Cycles of application work for one call moving `bytes`.
+    pub fn cycles(&self, bytes: u64) -> u64 {
+        if bytes == 0 {
+            return 0;
+        }
+        (bytes as f64 * self.compute_per_kib / 1024.0).ceil() as u64 + self.compute_per_call
+    }
+}
+
+/// Where the communication processor sits, which decides the path its
+/// commands and completions take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffloadLocation {
+    /// A dedicated host core (the Ortiz study's CPU1): doorbells, command
+    /// and completion queues are memory accesses through the north bridge.
+    Core,
+    /// A processor on the NIC: doorbells are MMIO writes and command and
+    /// completion descriptors cross the I/O bus by DMA.
+    Nic,
+}
+
+/// How the communication processor learns of work (NIC events, commands).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffloadNotify {
+    /// It runs nothing but the stack and polls its queues and the NIC in
+    /// a loop: no interrupt costs, work is noticed at the next loop turn.
+    Poll,
+    /// NIC interrupts and doorbells interrupt it (with the NIC's moderation).
+    Interrupt,
+}
+
+/// Offload: which processor copies data between the application's buffer
+/// and the socket buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SocketCopy {
+    /// The application core, inside its socket call.
+    #[default]
+    App,
+    /// The communication processor, after the application's call.
+    Comm,
+}
+
+/// Protocol offload: the TCP/IP stack (smoltcp with its cost model) runs on
+/// a communication processor with its own clock and memory delay; the
+/// application core only makes calls, posts commands and takes completions.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OffloadConfig {
+    /// Run the stack on the communication processor (false: one core runs
+    /// application and stack, the study's "no offload").
+    #[serde(default)]
+    pub enabled: bool,
+    /// Core index of the communication processor (its clock is `clock_ratio` × `cpu.clock`).
+    #[serde(default = "one")]
+    pub core: u32,
+    /// Where it sits.
+    #[serde(default = "default_location")]
+    pub location: OffloadLocation,
+    /// Its clock as a fraction of the host CPU's (the study's NIC-processor speed, 0.01 to 4).
+    #[serde(default = "unit")]
+    pub clock_ratio: f64,
+    /// "Offload x": its memory accesses take x times the reference delay (`memory.latency`), 1 to 1000.
+    #[serde(default = "unit")]
+    pub memory_multiplier: f64,
+    /// How it learns of work.
+    #[serde(default = "default_notify")]
+    pub notify: OffloadNotify,
+    /// One turn of its polling loop (poll mode) at the host's clock: work
+    /// waits for the turn to end. The turn's instructions take
+    /// `1 / clock_ratio` as long on a slower processor.
+    #[serde(default)]
+    pub poll_interval: Duration,
+    /// Memory accesses in one turn of the polling loop (reading the NIC's
+    /// status block and the command ring): each adds the processor's memory
+    /// delay (x times the reference) to the turn.
+    #[serde(default)]
+    pub poll_mem: u64,
+    /// Where the copy between the application's buffer and the socket
+    /// buffers runs: `app` (the application core, in its system call) or
+    /// `comm` (the communication processor, whose memory delay and clock
+    /// then price it).
+    #[serde(default)]
+    pub socket_copy: SocketCopy,
+    /// Application core: build a command (descriptor) and ring the doorbell, per socket call.
+    #[serde(default)]
+    pub command: Cost,
+    /// Communication processor: fetch and decode a command.
+    #[serde(default)]
+    pub command_rx: Cost,
+    /// Communication processor: post a completion for the application.
+    #[serde(default)]
+    pub completion: Cost,
+    /// Application core: completion interrupt handler body (entry and exit are in `cpu`).
+    #[serde(default)]
+    pub completion_rx: Cost,
+    /// Size of a command or completion descriptor.
+    #[serde(default = "default_command_size")]
+    pub descriptor: Size,
+}
+
+impl Default for OffloadConfig {
+    fn default() -> Self {
+        OffloadConfig {
+            enabled: false,
+            core: 1,
+            location: default_location(),
+            clock_ratio: 1.0,
+            memory_multiplier: 1.0,
+            notify: default_notify(),
+            poll_interval: Duration(0),
+            poll_mem: 0,
+            socket_copy: SocketCopy::App,
+            command: Cost::default(),
+            command_rx: Cost::default(),
+            completion: Cost::default(),
+            completion_rx: Cost::default(),
+            descriptor: default_command_size(),
+        }
+    }
+}
+
+fn default_location() -> OffloadLocation {
+    OffloadLocation::Core
+}
+fn default_notify() -> OffloadNotify {
+    OffloadNotify::Poll
+}
+fn unit() -> f64 {
+    1.0
+}
+fn default_command_size() -> Size {
+    Size(64)
+}
+
+/// The processor.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuConfig {
+    /// Core clock.
+    pub clock: Frequency,
+    /// Number of cores.
+    #[serde(default = "one")]
+    pub cores: u32,
+    /// Cycles to enter an interrupt handler (save state, vector).
+    pub interrupt_entry: u64,
+    /// Cycles to leave it (restore, return).
+    pub interrupt_exit: u64,
+    /// Core running the application and its system calls.
+    #[serde(default)]
+    pub app_core: u32,
+    /// Core taking the NIC's interrupts and running the receive stack.
+    #[serde(default)]
+    pub irq_core: u32,
+}
+
+pub(super) fn one() -> u32 {
+    1
+}
+
+/// The memory system.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// CPU cycles per main-memory access (a `Cost`'s `mem` term).
+    pub latency: u64,
+    /// memcpy rate for data not in cache.
+    pub copy_bandwidth: Bandwidth,
+    /// memcpy rate for data in cache (working set within `cache_size`).
+    pub cached_copy_bandwidth: Bandwidth,
+    /// Software checksum rate.
+    pub checksum_bandwidth: Bandwidth,
+    /// Largest cache; a buffer of at most this size that was touched last is hot.
+    pub cache_size: Size,
+    /// Peak memory bandwidth, shared by DMA and CPU copies.
+    pub bandwidth: Bandwidth,
+    /// Treat every buffer as cold (NetPIPE `-I`).
+    #[serde(default)]
+    pub cold_cache: bool,
+    /// Price copies and checksums per cache line, in cycles, instead of by
+    /// the bandwidths above (none: the bandwidths). A machine described in
+    /// cycles (the Won study's SimOS Mipsy) then costs the same cycles at
+    /// any clock.
+    #[serde(default)]
+    pub lines: Option<LineModel>,
+}
+
+/// Copies and checksums on an in-order core with blocking caches (SimOS
+/// Mipsy): every L1 line of data costs the loop's instructions (one per
+/// cycle) plus the wait for the line wherever it is: nothing in L1,
+/// `l2_latency` in L2, and from memory one `memory.latency` per L2 line
+/// (its other L1 lines then come from L2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LineModel {
+    /// L1 data cache size; a buffer of at most half of it that was just
+    /// touched is still in L1 (the other half holds the other buffer).
+    pub l1_size: Size,
+    /// L1 line size.
+    pub l1_line: Size,
+    /// L2 line size (a multiple of `l1_line`).
+    pub l2_line: Size,
+    /// Cycles to fill an L1 line from L2.
+    pub l2_latency: u64,
+    /// memcpy instructions per L1 line.
+    pub copy_per_line: u64,
+    /// Checksum loop instructions per L1 line.
+    pub checksum_per_line: u64,
+}
+
+/// Where a buffer's lines are when a copy or checksum starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Residence {
+    /// Just touched by this CPU: in L1 up to half its size, else in L2.
+    Hot,
+    /// Written by DMA (or never touched): in memory.
+    Memory,
+}
+
+impl LineModel {
+    /// Cycles to wait for the L1 lines of `bytes` that live at `at`.
+    fn fetch(&self, bytes: u64, at: Residence, memory_latency: u64) -> u64 {
+        let lines = bytes.div_ceil(self.l1_line.0.max(1));
+        match at {
+            Residence::Hot if bytes <= self.l1_size.0 / 2 => 0,
+            Residence::Hot => lines * self.l2_latency,
+            Residence::Memory => {
+                let l2_lines = bytes.div_ceil(self.l2_line.0.max(1));
+                l2_lines * memory_latency + (lines - l2_lines.min(lines)) * self.l2_latency
+            }
+        }
+    }
+
+    /// Cycles to copy `bytes` from `src` into a destination buffer that is
+    /// hot (recycled kernel or user buffers; write-allocate fills its lines).
+    pub fn copy(&self, bytes: u64, src: Residence, memory_latency: u64) -> u64 {
+        let lines = bytes.div_ceil(self.l1_line.0.max(1));
+        lines * self.copy_per_line
+            + self.fetch(bytes, src, memory_latency)
+            + self.fetch(bytes, Residence::Hot, memory_latency)
+    }
+
+    /// Cycles to checksum `bytes` that a copy has just touched (MIPS Linux
+    /// checksums the copied data in a second pass).
+    pub fn checksum(&self, bytes: u64, memory_latency: u64) -> u64 {
+        let lines = bytes.div_ceil(self.l1_line.0.max(1));
+        lines * self.checksum_per_line + self.fetch(bytes, Residence::Hot, memory_latency)
+    }
+}
+
+/// Cost of one step of the stack: `cycles + mem × memory.latency`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cost {
+    /// Core cycles (instructions at about one per cycle, cache hits included).
+    #[serde(default)]
+    pub cycles: u64,
+    /// Main-memory accesses.
+    #[serde(default)]
+    pub mem: u64,
+}
+
+impl Cost {
+    /// Cycles on a machine whose memory access costs `latency` cycles.
+    pub fn total(self, latency: u64) -> u64 {
+        self.cycles + self.mem * latency
+    }
+}
+
+/// Per-layer costs of the Linux send and receive paths.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackCosts {
+    /// System call entry and exit, per call.
+    #[serde(default)]
+    pub syscall: Cost,
+    /// Socket layer of a send call.
+    #[serde(default)]
+    pub socket_send: Cost,
+    /// Socket layer of a receive call.
+    #[serde(default)]
+    pub socket_recv: Cost,
+    /// Waking the application when data arrives, per wake-up.
+    #[serde(default)]
+    pub wakeup: Cost,
+    /// TCP output, per segment (data or ACK).
+    #[serde(default)]
+    pub tcp_tx: Cost,
+    /// TCP input, per segment.
+    #[serde(default)]
+    pub tcp_rx: Cost,
+    /// UDP output, per datagram.
+    #[serde(default)]
+    pub udp_tx: Cost,
+    /// UDP input, per datagram.
+    #[serde(default)]
+    pub udp_rx: Cost,
+    /// IP output, per packet.
+    #[serde(default)]
+    pub ip_tx: Cost,
+    /// IP input, per packet.
+    #[serde(default)]
+    pub ip_rx: Cost,
+    /// IP fragmentation, per fragment made.
+    #[serde(default)]
+    pub ip_frag: Cost,
+    /// IP defragmentation, per fragment received.
+    #[serde(default)]
+    pub ip_defrag: Cost,
+    /// Device layer on send (queueing discipline), per packet.
+    #[serde(default)]
+    pub device_tx: Cost,
+    /// Device layer on receive (protocol demultiplexing), per packet.
+    #[serde(default)]
+    pub device_rx: Cost,
+    /// Driver transmit: descriptor set-up and doorbell, per packet.
+    #[serde(default)]
+    pub driver_tx: Cost,
+    /// Driver receive: descriptor processing, per packet.
+    #[serde(default)]
+    pub driver_rx: Cost,
+    /// Driver reclaiming a sent packet's descriptor, per packet.
+    #[serde(default)]
+    pub driver_tx_clean: Cost,
+    /// Driver posting a fresh receive buffer, per buffer.
+    #[serde(default)]
+    pub driver_refill: Cost,
+    /// Interrupt handler body (entry and exit are in `cpu`), per interrupt.
+    #[serde(default)]
+    pub interrupt: Cost,
+    /// VIA library, `VipPostSend`: build the descriptor in registered
+    /// memory, queue it on the send queue, ring the doorbell, per call.
+    #[serde(default)]
+    pub via_post_send: Cost,
+    /// VIA library, receive: take the completion off the receive completion
+    /// queue and post the next receive descriptor, per message.
+    #[serde(default)]
+    pub via_post_recv: Cost,
+    /// VIA transport, send: fetch the descriptor, build the VIA header of a
+    /// fragment (fragmentation to the MTU), per frame.
+    #[serde(default)]
+    pub via_tx: Cost,
+    /// VIA transport, receive: demultiplex a frame to its VI and check its
+    /// sequence, per frame.
+    #[serde(default)]
+    pub via_rx: Cost,
+    /// VIA transport: virtual-to-physical translation of one page of
+    /// registered memory, per page a frame touches.
+    #[serde(default)]
+    pub via_translate: Cost,
+    /// VIA transport: defragmentation, per frame of a message of more than one frame.
+    #[serde(default)]
+    pub via_defrag: Cost,
+    /// VIA: the fast trap that takes a `VipPostSend` or `VipPostRecv` into
+    /// the kernel agent (the doorbell of an Ethernet NIC without VIA
+    /// support), entry and exit, per call.
+    #[serde(default)]
+    pub via_trap: Cost,
+    /// Driver reclaiming a sent VIA frame's descriptor and completing its
+    /// send descriptor, per frame (instead of `driver_tx_clean`: no sk_buff
+    /// to free).
+    #[serde(default)]
+    pub via_tx_done: Cost,
+    /// IP defragmentation rebuilds the datagram by copying every fragment's
+    /// data into a new buffer when its last fragment arrives (Linux 2.2's
+    /// `ip_glue`); false: fragments are chained without a copy.
+    #[serde(default)]
+    pub ip_defrag_copy: bool,
+    /// Linux GRO in the driver, per received frame (`lro = "gro"`).
+    #[serde(default)]
+    pub gro_rx: Cost,
+    /// Linux software LRO in the driver, per received frame (`lro = "software"`).
+    #[serde(default)]
+    pub lro_rx: Cost,
+}
