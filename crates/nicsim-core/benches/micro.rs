@@ -15,8 +15,11 @@ use nicsim_core::nic::lro::{LroConfig, NicLro};
 use nicsim_core::nic::{frag, tso};
 use nicsim_core::workload::pattern::Pattern;
 use nicsim_core::{run_toml, RunOptions};
-use nicsim_testkit::frames::TcpFrame;
-use smoltcp::wire::{TcpControl, TcpTimestampRepr};
+use smoltcp::phy::ChecksumCapabilities;
+use smoltcp::wire::{
+    EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet,
+    Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber, TcpTimestampRepr,
+};
 
 /// A small deterministic generator for event delays (no RNG crate needed).
 struct Lcg(u64);
@@ -110,19 +113,41 @@ fn cost_model(c: &mut Criterion) {
 /// checksum left to the NIC (as smoltcp emits it for TSO).
 fn super_frame(len: usize) -> Vec<u8> {
     let payload = vec![0x5au8; len];
-    let timestamp = Some(TcpTimestampRepr::new(5, 6));
-    let (seq, ack, window, control) = (1, Some(1), 4000, TcpControl::Psh);
-    TcpFrame {
-        seq,
-        ack,
-        window,
-        control,
+    let (src, dst) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
+    let tcp = TcpRepr {
+        src_port: 49152,
+        dst_port: 5001,
+        control: TcpControl::Psh,
+        seq_number: TcpSeqNumber(1),
+        ack_number: Some(TcpSeqNumber(1)),
+        window_len: 4000,
+        window_scale: None,
+        max_seg_size: None,
+        sack_permitted: false,
+        sack_ranges: [None; 3],
+        timestamp: Some(TcpTimestampRepr::new(5, 6)),
         payload: &payload,
-        timestamp,
-        tcp_checksum_to_nic: true,
-        ..Default::default()
-    }
-    .build()
+    };
+    let ip = Ipv4Repr {
+        src_addr: src,
+        dst_addr: dst,
+        next_header: IpProtocol::Tcp,
+        payload_len: tcp.buffer_len(),
+        hop_limit: 64,
+    };
+    let eth = EthernetRepr {
+        src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
+        dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
+        ethertype: EthernetProtocol::Ipv4,
+    };
+    let mut buf = vec![0u8; 14 + 20 + tcp.buffer_len()];
+    let mut f = EthernetFrame::new_unchecked(&mut buf);
+    eth.emit(&mut f);
+    let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
+    ip.emit(&mut p, &ChecksumCapabilities::default());
+    let mut t = TcpPacket::new_unchecked(p.payload_mut());
+    tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &nicsim_core::host::offloaded_checksums());
+    buf
 }
 
 /// TSO: a 64 KiB super-segment cut into 1448-byte segments (45 packets),

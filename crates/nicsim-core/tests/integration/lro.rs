@@ -13,13 +13,13 @@ use nicsim_core::nic::gro::{Gro, GroConfig};
 use nicsim_core::nic::lro::{LroConfig, NicLro};
 use nicsim_core::nic::offload::merge::Coalesced;
 use nicsim_core::nic::LroClass;
-use nicsim_testkit::frames::TcpFrame;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::wire::{
-    EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet, TcpControl, TcpPacket,
-    TcpTimestampRepr,
+    EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet,
+    Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber, TcpTimestampRepr,
 };
 
 const ETH: usize = 14;
@@ -41,23 +41,45 @@ struct Seg<'a> {
 /// A valid Ethernet/IPv4/TCP frame of flow `flow` (client 10.0.x.y:flow+1000
 /// to 10.0.0.1:5001).
 fn frame(s: &Seg<'_>) -> Vec<u8> {
-    let [hi, lo] = s.flow.to_be_bytes();
-    TcpFrame {
-        src_mac: [2, 0, 0, 0, hi, lo],
-        dst_mac: [2, 0, 0, 0, 0, 1],
-        src: [10, 1, hi, lo],
-        dst: [10, 0, 0, 1],
+    let src = Ipv4Address::new(10, 1, (s.flow >> 8) as u8, s.flow as u8);
+    let dst = Ipv4Address::new(10, 0, 0, 1);
+    let tcp = TcpRepr {
         src_port: 1000 + s.flow,
-        seq: s.seq,
-        ack: Some(s.ack),
-        window: s.window,
+        dst_port: 5001,
         control: s.control,
-        payload: s.payload,
-        ident: s.ident,
+        seq_number: TcpSeqNumber(s.seq as i32),
+        ack_number: Some(TcpSeqNumber(s.ack as i32)),
+        window_len: s.window,
+        window_scale: None,
+        max_seg_size: None,
+        sack_permitted: false,
+        sack_ranges: [None; 3],
         timestamp: s.timestamp,
-        ..Default::default()
-    }
-    .build()
+        payload: s.payload,
+    };
+    let ip = Ipv4Repr {
+        src_addr: src,
+        dst_addr: dst,
+        next_header: IpProtocol::Tcp,
+        payload_len: tcp.buffer_len(),
+        hop_limit: 64,
+    };
+    let eth = EthernetRepr {
+        src_addr: EthernetAddress([2, 0, 0, 0, (s.flow >> 8) as u8, s.flow as u8]),
+        dst_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
+        ethertype: EthernetProtocol::Ipv4,
+    };
+    let mut buf = vec![0u8; ETH + 20 + tcp.buffer_len()];
+    let mut f = EthernetFrame::new_unchecked(&mut buf);
+    eth.emit(&mut f);
+    let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
+    let caps = ChecksumCapabilities::default();
+    ip.emit(&mut p, &caps);
+    p.set_ident(s.ident);
+    p.fill_checksum();
+    let mut t = TcpPacket::new_unchecked(p.payload_mut());
+    tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &caps);
+    buf
 }
 
 /// A UDP datagram or an ARP frame: traffic the engines must pass through.
