@@ -10,8 +10,6 @@ pub mod bus;
 pub mod config;
 pub mod engine;
 pub mod error;
-#[doc(hidden)]
-pub mod fuzz;
 pub mod host;
 pub mod link;
 pub mod nic;
