@@ -17,6 +17,12 @@ pub mod probe;
 pub mod sim;
 pub mod workload;
 
+/// Fixtures for the unit tests: the test kit's frame builder, compiled in
+/// (the unit tests cannot depend on nicsim-testkit, which depends on this crate).
+#[cfg(test)]
+#[path = "../../nicsim-testkit/src/frame.rs"]
+pub(crate) mod testing;
+
 pub use api::{resolve_toml, run_toml, RunOptions};
 pub use error::{ConfigError, Error};
 
