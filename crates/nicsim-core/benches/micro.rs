@@ -15,11 +15,8 @@ use nicsim_core::nic::lro::{LroConfig, NicLro};
 use nicsim_core::nic::{frag, tso};
 use nicsim_core::workload::pattern::Pattern;
 use nicsim_core::{run_toml, RunOptions};
-use smoltcp::phy::ChecksumCapabilities;
-use smoltcp::wire::{
-    EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet,
-    Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber, TcpTimestampRepr,
-};
+use nicsim_testkit::frame::TcpFrame;
+use smoltcp::wire::{TcpControl, TcpTimestampRepr};
 
 /// A small deterministic generator for event delays (no RNG crate needed).
 struct Lcg(u64);
@@ -113,41 +110,17 @@ fn cost_model(c: &mut Criterion) {
 /// checksum left to the NIC (as smoltcp emits it for TSO).
 fn super_frame(len: usize) -> Vec<u8> {
     let payload = vec![0x5au8; len];
-    let (src, dst) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
-    let tcp = TcpRepr {
-        src_port: 49152,
-        dst_port: 5001,
+    TcpFrame {
+        seq: 1,
+        ack: Some(1),
+        window: 4000,
         control: TcpControl::Psh,
-        seq_number: TcpSeqNumber(1),
-        ack_number: Some(TcpSeqNumber(1)),
-        window_len: 4000,
-        window_scale: None,
-        max_seg_size: None,
-        sack_permitted: false,
-        sack_ranges: [None; 3],
         timestamp: Some(TcpTimestampRepr::new(5, 6)),
+        tcp_checksum: false,
         payload: &payload,
-    };
-    let ip = Ipv4Repr {
-        src_addr: src,
-        dst_addr: dst,
-        next_header: IpProtocol::Tcp,
-        payload_len: tcp.buffer_len(),
-        hop_limit: 64,
-    };
-    let eth = EthernetRepr {
-        src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
-        dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
-        ethertype: EthernetProtocol::Ipv4,
-    };
-    let mut buf = vec![0u8; 14 + 20 + tcp.buffer_len()];
-    let mut f = EthernetFrame::new_unchecked(&mut buf);
-    eth.emit(&mut f);
-    let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
-    ip.emit(&mut p, &ChecksumCapabilities::default());
-    let mut t = TcpPacket::new_unchecked(p.payload_mut());
-    tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &tso::offloaded_checksums());
-    buf
+        ..TcpFrame::default()
+    }
+    .build()
 }
 
 /// TSO: a 64 KiB super-segment cut into 1448-byte segments (45 packets),

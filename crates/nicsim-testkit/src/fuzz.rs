@@ -84,7 +84,8 @@ pub fn scenario(data: &[u8]) {
     let Ok(s) = nicsim_core::config::parse(text) else { return };
     // A valid scenario, written back out with canonical units, is the same scenario.
     let again = toml::to_string(&s).unwrap_or_else(|e| panic!("a valid scenario does not serialise: {e}"));
-    let back = nicsim_core::config::parse(&again).unwrap_or_else(|e| panic!("re-serialised scenario rejected: {e}\n{again}"));
+    let back =
+        nicsim_core::config::parse(&again).unwrap_or_else(|e| panic!("re-serialised scenario rejected: {e}\n{again}"));
     let (a, b) = (serde_json::to_string(&s).expect("json"), serde_json::to_string(&back).expect("json"));
     assert_eq!(a, b, "scenario changed on a round trip through TOML");
 }
