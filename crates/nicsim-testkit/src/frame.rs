@@ -1,11 +1,14 @@
-//! Ethernet/IPv4/TCP test frames, built with smoltcp's emitters.
+//! Ethernet/IPv4/TCP test frames, built with smoltcp's emitters. Not
+//! modelled: IP options, VLAN tags, IPv6.
 //!
 //! One builder, [`TcpFrame`], for every test that needs a TCP segment on
 //! the wire: fill the fields that matter to the test, take the rest from
 //! [`TcpFrame::default`], call [`TcpFrame::build`]. The IPv4 header has no
 //! options, DF set, TTL 64; both checksums are valid unless
 //! `tcp_checksum` is false (then the TCP checksum is left zero, as smoltcp
-//! leaves it for a NIC that offloads it). Units: bytes, TCP sequence space.
+//! leaves it for a NIC that offloads it). [`ipv4_sized`] makes a frame that
+//! only has a size, for tests of sizes on the wire. Units: bytes, TCP
+//! sequence space.
 //!
 //! This file depends on std and smoltcp only: nicsim-core's unit tests
 //! compile it as `crate::testing`, the test kit as `nicsim_testkit::frame`.
@@ -109,6 +112,18 @@ impl TcpFrame<'_> {
         tcp.emit(&mut t, &IpAddress::Ipv4(self.src), &IpAddress::Ipv4(self.dst), &tcp_caps);
         buf
     }
+}
+
+/// An Ethernet frame carrying an IPv4 packet of `ip_len` bytes: a bare
+/// IPv4 header (version, header length and total length set; protocol and
+/// checksum zero) and zeros to the total length. For tests that care about
+/// sizes on the wire only (pcap replay).
+pub fn ipv4_sized(ip_len: u16) -> Vec<u8> {
+    let mut f = vec![0u8; ETH_HEADER + usize::from(ip_len)];
+    f[12..14].copy_from_slice(&[0x08, 0x00]);
+    f[14] = 0x45;
+    f[16..18].copy_from_slice(&ip_len.to_be_bytes());
+    f
 }
 
 #[cfg(test)]
