@@ -4,8 +4,8 @@
 //! input and panics only if a property fails (a bug). The cargo-fuzz crate in
 //! `fuzz/` calls them under libFuzzer on nightly; an ordinary `cargo test`
 //! replays the checked-in corpus (`fuzz/corpus/<target>/`) through the same
-//! functions on stable (`tests/integration/fuzz_corpus.rs`), so a crash once
-//! found stays fixed. Nothing here runs in a simulation.
+//! functions on stable (nicsim-core's `tests/integration/fuzz_corpus.rs`),
+//! so a crash once found stays fixed. Nothing here runs in a simulation.
 //!
 //! | target | input | property |
 //! | --- | --- | --- |
