@@ -151,7 +151,7 @@ def link_channel() -> None:
 
 
 # --------------------------------------------------------------- coalesce
-# Records of nicsim_core::fuzz::coalesce: 3 setting bytes (small LRO sizes,
+# Records of nicsim_testkit::fuzz::coalesce: 3 setting bytes (small LRO sizes,
 # GRO limits and poll batch, ISN base), then records whose first byte is
 # flow (low 3 bits) | kind << 3.
 

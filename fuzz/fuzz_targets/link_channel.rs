@@ -1,4 +1,4 @@
-//! Fuzz target `link_channel`: see `nicsim_core::fuzz::link_channel` for the input and the property.
+//! Fuzz target `link_channel`: see `nicsim_testkit::fuzz::link_channel` for the input and the property.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| nicsim_core::fuzz::link_channel(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| nicsim_testkit::fuzz::link_channel(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `scenario`: see `nicsim_core::fuzz::scenario` for the input and the property.
+//! Fuzz target `scenario`: see `nicsim_testkit::fuzz::scenario` for the input and the property.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| nicsim_core::fuzz::scenario(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| nicsim_testkit::fuzz::scenario(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `wire_monitor`: see `nicsim_core::fuzz::wire_monitor` for the input and the property.
+//! Fuzz target `wire_monitor`: see `nicsim_testkit::fuzz::wire_monitor` for the input and the property.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| nicsim_core::fuzz::wire_monitor(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| nicsim_testkit::fuzz::wire_monitor(data));

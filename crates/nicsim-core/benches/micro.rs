@@ -12,14 +12,12 @@ use nicsim_core::host::cpu::{Class, Core, Job, Layer};
 use nicsim_core::host::timing;
 use nicsim_core::nic::gro::{Gro, GroConfig};
 use nicsim_core::nic::lro::{LroConfig, NicLro};
+use nicsim_core::nic::offload::merge::Coalesced;
 use nicsim_core::nic::{frag, tso};
 use nicsim_core::workload::pattern::Pattern;
 use nicsim_core::{run_toml, RunOptions};
-use smoltcp::phy::ChecksumCapabilities;
-use smoltcp::wire::{
-    EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet,
-    Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber, TcpTimestampRepr,
-};
+use nicsim_testkit::frame::TcpFrame;
+use smoltcp::wire::{TcpControl, TcpTimestampRepr};
 
 /// A small deterministic generator for event delays (no RNG crate needed).
 struct Lcg(u64);
@@ -113,46 +111,47 @@ fn cost_model(c: &mut Criterion) {
 /// checksum left to the NIC (as smoltcp emits it for TSO).
 fn super_frame(len: usize) -> Vec<u8> {
     let payload = vec![0x5au8; len];
-    let (src, dst) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
-    let tcp = TcpRepr {
-        src_port: 49152,
-        dst_port: 5001,
+    TcpFrame {
+        seq: 1,
+        ack: Some(1),
+        window: 4000,
         control: TcpControl::Psh,
-        seq_number: TcpSeqNumber(1),
-        ack_number: Some(TcpSeqNumber(1)),
-        window_len: 4000,
-        window_scale: None,
-        max_seg_size: None,
-        sack_permitted: false,
-        sack_ranges: [None; 3],
         timestamp: Some(TcpTimestampRepr::new(5, 6)),
+        tcp_checksum: false,
         payload: &payload,
-    };
-    let ip = Ipv4Repr {
-        src_addr: src,
-        dst_addr: dst,
-        next_header: IpProtocol::Tcp,
-        payload_len: tcp.buffer_len(),
-        hop_limit: 64,
-    };
-    let eth = EthernetRepr {
-        src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
-        dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
-        ethertype: EthernetProtocol::Ipv4,
-    };
-    let mut buf = vec![0u8; 14 + 20 + tcp.buffer_len()];
-    let mut f = EthernetFrame::new_unchecked(&mut buf);
-    eth.emit(&mut f);
-    let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
-    ip.emit(&mut p, &ChecksumCapabilities::default());
-    let mut t = TcpPacket::new_unchecked(p.payload_mut());
-    tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &nicsim_core::host::offloaded_checksums());
-    buf
+        ..TcpFrame::default()
+    }
+    .build()
 }
 
 /// TSO: a 64 KiB super-segment cut into 1448-byte segments (45 packets),
 /// reported per output packet; and transmit checksum offload on one
 /// 1500-byte frame.
+/// A receive coalescer run over a batch of frames.
+type Coalescer = fn(Vec<Vec<u8>>) -> Vec<Coalesced>;
+
+/// `frames` through a fresh NIC LRO engine (the study's sizes), then a flush.
+fn through_lro(frames: Vec<Vec<u8>>) -> Vec<Coalesced> {
+    let mut lro = NicLro::new(LroConfig::default());
+    let mut out = Vec::new();
+    for f in frames {
+        lro.push(f, &mut out);
+    }
+    lro.flush(&mut out);
+    out
+}
+
+/// `frames` through fresh host GRO (64 flows, 64 KB aggregates), then a flush.
+fn through_gro(frames: Vec<Vec<u8>>) -> Vec<Coalesced> {
+    let mut gro = Gro::new(GroConfig::default());
+    let mut out = Vec::new();
+    for f in frames {
+        gro.push(f, &mut out);
+    }
+    gro.flush(&mut out);
+    out
+}
+
 fn offload_engines(c: &mut Criterion) {
     let mut group = c.benchmark_group("offload");
     let big = super_frame(65_160);
@@ -169,36 +168,11 @@ fn offload_engines(c: &mut Criterion) {
     // the timing).
     let segments = tso::segment(&big, 1448);
     group.throughput(Throughput::Elements(segments.len() as u64));
-    group.bench_function("lro-nic-45-segments", |b| {
-        b.iter_batched(
-            || segments.clone(),
-            |frames| {
-                let mut lro = NicLro::new(LroConfig::default());
-                let mut out = Vec::new();
-                for f in frames {
-                    lro.push(f, &mut out);
-                }
-                lro.flush(&mut out);
-                black_box(out)
-            },
-            BatchSize::SmallInput,
-        )
-    });
-    group.bench_function("gro-45-segments", |b| {
-        b.iter_batched(
-            || segments.clone(),
-            |frames| {
-                let mut gro = Gro::new(GroConfig::default());
-                let mut out = Vec::new();
-                for f in frames {
-                    gro.push(f, &mut out);
-                }
-                gro.flush(&mut out);
-                black_box(out)
-            },
-            BatchSize::SmallInput,
-        )
-    });
+    for (name, run) in [("lro-nic-45-segments", through_lro as Coalescer), ("gro-45-segments", through_gro)] {
+        group.bench_function(name, |b| {
+            b.iter_batched(|| segments.clone(), |frames| black_box(run(frames)), BatchSize::SmallInput)
+        });
+    }
     // Kurmann's zero-copy path: a page of TCP data (4096 bytes, 12-byte
     // timestamp option) cut by the driver into IPv4 fragments for a
     // 1500-byte MTU; at the receiver the speculative defragmenter checks the

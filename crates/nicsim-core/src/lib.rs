@@ -21,14 +21,18 @@ pub mod bus;
 pub mod config;
 pub mod engine;
 pub mod error;
-#[doc(hidden)]
-pub mod fuzz;
 pub mod host;
 pub mod link;
 pub mod nic;
 pub mod probe;
 pub mod sim;
 pub mod workload;
+
+/// Fixtures for the unit tests: the test kit's frame builder, compiled in
+/// (the unit tests cannot depend on nicsim-testkit, which depends on this crate).
+#[cfg(test)]
+#[path = "../../nicsim-testkit/src/frame.rs"]
+pub(crate) mod testing;
 
 pub use api::{resolve_toml, run_toml, RunOptions};
 pub use error::{ConfigError, Error};

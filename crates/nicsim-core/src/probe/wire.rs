@@ -65,10 +65,8 @@ impl TcpMonitor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use smoltcp::phy::ChecksumCapabilities;
-    use smoltcp::wire::{
-        EthernetAddress, EthernetRepr, IpAddress, Ipv4Address, Ipv4Repr, TcpControl, TcpRepr, TcpSeqNumber,
-    };
+    use crate::testing::TcpFrame;
+    use smoltcp::wire::TcpControl;
 
     /// A literal Ethernet/IPv4/TCP frame with `len` payload bytes at `seq`.
     fn segment(seq: i32, len: usize) -> Vec<u8> {
@@ -78,41 +76,7 @@ mod tests {
     /// The same with a control flag (SYN, FIN, ...).
     fn flagged(seq: i32, len: usize, control: TcpControl) -> Vec<u8> {
         let payload = vec![7u8; len];
-        let (src, dst) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
-        let tcp = TcpRepr {
-            src_port: 49152,
-            dst_port: 5001,
-            control,
-            seq_number: TcpSeqNumber(seq),
-            ack_number: None,
-            window_len: 1000,
-            window_scale: None,
-            max_seg_size: None,
-            sack_permitted: false,
-            sack_ranges: [None; 3],
-            timestamp: None,
-            payload: &payload,
-        };
-        let ip = Ipv4Repr {
-            src_addr: src,
-            dst_addr: dst,
-            next_header: IpProtocol::Tcp,
-            payload_len: tcp.buffer_len(),
-            hop_limit: 64,
-        };
-        let eth = EthernetRepr {
-            src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
-            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
-            ethertype: EthernetProtocol::Ipv4,
-        };
-        let mut buf = vec![0u8; 14 + 20 + tcp.buffer_len()];
-        let mut f = EthernetFrame::new_unchecked(&mut buf);
-        eth.emit(&mut f);
-        let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
-        ip.emit(&mut p, &ChecksumCapabilities::default());
-        let mut t = TcpPacket::new_unchecked(p.payload_mut());
-        tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &ChecksumCapabilities::default());
-        buf
+        TcpFrame { seq: seq as u32, control, payload: &payload, ..TcpFrame::default() }.build()
     }
 
     #[test]

@@ -84,13 +84,10 @@ mod tests {
         Capture { format: Format::Pcap, interfaces, records }
     }
 
-    /// An Ethernet frame whose IPv4 header says `total` bytes.
+    /// An Ethernet frame whose IPv4 header says `total` bytes, captured
+    /// up to the end of that header.
     fn eth_ipv4(total: u16) -> Vec<u8> {
-        let mut f = vec![0u8; 14 + 20];
-        f[12..14].copy_from_slice(&[0x08, 0x00]);
-        f[14] = 0x45;
-        f[16..18].copy_from_slice(&total.to_be_bytes());
-        f
+        crate::testing::ipv4_sized(total)[..14 + 20].to_vec()
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! Replays every checked-in fuzz input (`fuzz/corpus/<target>/`, seeds and
-//! past crashes) through the fuzz target bodies in `nicsim_core::fuzz`, so
+//! past crashes) through the fuzz target bodies in `nicsim_testkit::fuzz`, so
 //! stable `cargo test` catches a regression that only libFuzzer found.
 
 use std::path::PathBuf;
 
-use nicsim_core::fuzz;
+use nicsim_testkit::fuzz;
 
 fn corpus(target: &str) -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target);

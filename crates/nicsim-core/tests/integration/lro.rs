@@ -13,13 +13,13 @@ use nicsim_core::nic::gro::{Gro, GroConfig};
 use nicsim_core::nic::lro::{LroConfig, NicLro};
 use nicsim_core::nic::offload::merge::Coalesced;
 use nicsim_core::nic::LroClass;
+use nicsim_testkit::frame::TcpFrame;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::wire::{
-    EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet,
-    Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber, TcpTimestampRepr,
+    EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet, TcpControl, TcpPacket,
+    TcpTimestampRepr,
 };
 
 const ETH: usize = 14;
@@ -27,59 +27,18 @@ const ETH: usize = 14;
 /// A flow's identity as the receiving socket sees it.
 type Key = (Ipv4Address, Ipv4Address, u16, u16);
 
-struct Seg<'a> {
-    flow: u16,
-    seq: u32,
-    payload: &'a [u8],
-    control: TcpControl,
-    ack: u32,
-    window: u16,
-    ident: u16,
-    timestamp: Option<TcpTimestampRepr>,
-}
-
-/// A valid Ethernet/IPv4/TCP frame of flow `flow` (client 10.0.x.y:flow+1000
-/// to 10.0.0.1:5001).
-fn frame(s: &Seg<'_>) -> Vec<u8> {
-    let src = Ipv4Address::new(10, 1, (s.flow >> 8) as u8, s.flow as u8);
-    let dst = Ipv4Address::new(10, 0, 0, 1);
-    let tcp = TcpRepr {
-        src_port: 1000 + s.flow,
+/// The addresses and ports of flow `flow` (client 10.1.x.y:flow+1000 to
+/// 10.0.0.1:5001), for a [`TcpFrame`] to fill in.
+fn flow_frame(flow: u16) -> TcpFrame<'static> {
+    TcpFrame {
+        src_mac: [2, 0, 0, 0, (flow >> 8) as u8, flow as u8],
+        dst_mac: [2, 0, 0, 0, 0, 1],
+        src: Ipv4Address::new(10, 1, (flow >> 8) as u8, flow as u8),
+        dst: Ipv4Address::new(10, 0, 0, 1),
+        src_port: 1000 + flow,
         dst_port: 5001,
-        control: s.control,
-        seq_number: TcpSeqNumber(s.seq as i32),
-        ack_number: Some(TcpSeqNumber(s.ack as i32)),
-        window_len: s.window,
-        window_scale: None,
-        max_seg_size: None,
-        sack_permitted: false,
-        sack_ranges: [None; 3],
-        timestamp: s.timestamp,
-        payload: s.payload,
-    };
-    let ip = Ipv4Repr {
-        src_addr: src,
-        dst_addr: dst,
-        next_header: IpProtocol::Tcp,
-        payload_len: tcp.buffer_len(),
-        hop_limit: 64,
-    };
-    let eth = EthernetRepr {
-        src_addr: EthernetAddress([2, 0, 0, 0, (s.flow >> 8) as u8, s.flow as u8]),
-        dst_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
-        ethertype: EthernetProtocol::Ipv4,
-    };
-    let mut buf = vec![0u8; ETH + 20 + tcp.buffer_len()];
-    let mut f = EthernetFrame::new_unchecked(&mut buf);
-    eth.emit(&mut f);
-    let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
-    let caps = ChecksumCapabilities::default();
-    ip.emit(&mut p, &caps);
-    p.set_ident(s.ident);
-    p.fill_checksum();
-    let mut t = TcpPacket::new_unchecked(p.payload_mut());
-    tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &caps);
-    buf
+        ..TcpFrame::default()
+    }
 }
 
 /// A UDP datagram or an ARP frame: traffic the engines must pass through.
@@ -120,16 +79,17 @@ fn make_flow(id: u16, rng: &mut ChaCha8Rng) -> Flow {
     let (mut ack, mut window, mut ident) = (rng.gen::<u32>(), 8192u16, rng.gen::<u16>());
     let mut frames = Vec::new();
     let seg = |seq: u32, payload: &[u8], control: TcpControl, ack: u32, window: u16, ident: u16| {
-        frame(&Seg {
-            flow: id,
+        TcpFrame {
             seq,
             payload,
             control,
-            ack,
+            ack: Some(ack),
             window,
             ident,
             timestamp: timestamps.then(|| TcpTimestampRepr::new(7, 9)),
-        })
+            ..flow_frame(id)
+        }
+        .build()
     };
     frames.push(seg(isn.wrapping_sub(1), &[], TcpControl::Syn, 0, window, ident));
     let chunks: Vec<(usize, &[u8])> =
@@ -329,16 +289,7 @@ fn an_in_order_bulk_flow_coalesces_twenty_to_one() {
     let mut out = Vec::new();
     for (i, chunk) in data.chunks(1460).enumerate() {
         let seq = (i * 1460) as u32;
-        let f = frame(&Seg {
-            flow: 1,
-            seq,
-            payload: chunk,
-            control: TcpControl::None,
-            ack: 1,
-            window: 100,
-            ident: i as u16,
-            timestamp: None,
-        });
+        let f = TcpFrame { seq, payload: chunk, ack: Some(1), window: 100, ident: i as u16, ..flow_frame(1) }.build();
         let class = lro.push(f, &mut out);
         assert_eq!(class, Some(if i % 20 == 0 { LroClass::Bom } else { LroClass::Com }));
     }

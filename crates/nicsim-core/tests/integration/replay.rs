@@ -6,6 +6,7 @@ use nicsim_core::engine::Time;
 use nicsim_core::probe::pcap::Trace;
 use nicsim_core::probe::pcap_read;
 use nicsim_core::{run_toml, Error, RunOptions};
+use nicsim_testkit::frame::ipv4_sized;
 
 use crate::ideal::{run, two_hosts};
 
@@ -16,21 +17,11 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// An Ethernet frame carrying an IPv4 packet of `ip_len` bytes (the
-/// header's total length; the rest of the frame is zeros).
-fn frame(ip_len: u16) -> Vec<u8> {
-    let mut f = vec![0u8; 14 + usize::from(ip_len)];
-    f[12..14].copy_from_slice(&[0x08, 0x00]);
-    f[14] = 0x45;
-    f[16..18].copy_from_slice(&ip_len.to_be_bytes());
-    f
-}
-
 /// Write `records` (ns since the start, IP length) with nicsim's pcap writer, starting at 5 s.
 fn write_pcap(path: &Path, records: &[(u64, u16)]) {
     let mut t = Trace::create(path).unwrap();
     for &(ns, len) in records {
-        t.record(Time((5_000_000_000 + ns) * 1000), &frame(len)).unwrap();
+        t.record(Time((5_000_000_000 + ns) * 1000), &ipv4_sized(len)).unwrap();
     }
     t.finish().unwrap();
 }

@@ -235,23 +235,26 @@ pub fn raise_syn_mss(frame: &mut [u8], mss: u16) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::testing::TcpFrame;
+    use smoltcp::wire::TcpTimestampRepr;
 
     /// An Ethernet/IPv4/TCP frame with `data` bytes of payload (pattern
     /// `i % 251`), TCP header of 32 bytes (timestamps), IP ident 0, DF set,
-    /// as smoltcp emits it. Header bytes are literal.
+    /// TCP checksum left zero, as smoltcp emits it for a NIC that offloads it.
     pub(crate) fn tcp_frame(data: usize) -> Vec<u8> {
-        let mut f = vec![
-            0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00, // Ethernet b <- a, IPv4
-            0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, // IPv4, DF, TCP
-            0x30, 0x39, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 1, 0x80, 0x10, 0x10, 0x00, 0, 0, 0, 0, // TCP, doff 8
-            1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 1, // NOP NOP timestamps
-        ];
-        f.extend((0..data).map(|i| (i % 251) as u8));
-        let total = (f.len() - ETH_HEADER) as u16;
-        let mut ip = Ipv4Packet::new_unchecked(&mut f[ETH_HEADER..]);
-        ip.set_total_len(total);
-        ip.fill_checksum();
-        f
+        let payload: Vec<u8> = (0..data).map(|i| (i % 251) as u8).collect();
+        TcpFrame {
+            src_port: 12345,
+            dst_port: 80,
+            seq: 1,
+            ack: Some(1),
+            window: 0x1000,
+            timestamp: Some(TcpTimestampRepr::new(1, 1)),
+            tcp_checksum: false,
+            payload: &payload,
+            ..TcpFrame::default()
+        }
+        .build()
     }
 
     fn refs(v: &[Vec<u8>]) -> Vec<&[u8]> {

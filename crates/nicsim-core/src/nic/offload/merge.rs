@@ -495,48 +495,13 @@ impl Aggregate {
 pub(crate) mod fixture {
     //! Literal TCP/IPv4 frames for the engines' tests.
     use super::*;
-    use smoltcp::phy::ChecksumCapabilities;
-    use smoltcp::wire::{EthernetAddress, EthernetRepr, Ipv4Repr, TcpControl, TcpRepr, TcpSeqNumber};
+    pub use crate::testing::TcpFrame;
+    use smoltcp::wire::TcpControl;
 
     /// A valid frame of flow `port` (client port; server port 5001) with
     /// `payload`, sequence number `seq`, ACK `ack`, window `window`.
     pub fn frame(port: u16, seq: u32, payload: &[u8], control: TcpControl, ack: u32, window: u16) -> Vec<u8> {
-        let (src, dst) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
-        let tcp = TcpRepr {
-            src_port: port,
-            dst_port: 5001,
-            control,
-            seq_number: TcpSeqNumber(seq as i32),
-            ack_number: Some(TcpSeqNumber(ack as i32)),
-            window_len: window,
-            window_scale: None,
-            max_seg_size: None,
-            sack_permitted: false,
-            sack_ranges: [None; 3],
-            timestamp: None,
-            payload,
-        };
-        let ip = Ipv4Repr {
-            src_addr: src,
-            dst_addr: dst,
-            next_header: IpProtocol::Tcp,
-            payload_len: tcp.buffer_len(),
-            hop_limit: 64,
-        };
-        let eth = EthernetRepr {
-            src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
-            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
-            ethertype: EthernetProtocol::Ipv4,
-        };
-        let mut buf = vec![0u8; ETH + 20 + tcp.buffer_len()];
-        let mut f = EthernetFrame::new_unchecked(&mut buf);
-        eth.emit(&mut f);
-        let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
-        let caps = ChecksumCapabilities::default();
-        ip.emit(&mut p, &caps);
-        let mut t = TcpPacket::new_unchecked(p.payload_mut());
-        tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &caps);
-        buf
+        TcpFrame { src_port: port, seq, ack: Some(ack), window, control, payload, ..TcpFrame::default() }.build()
     }
 
     /// A data segment: `len` bytes of a pattern that depends on the

@@ -87,50 +87,24 @@ pub fn segment(frame: &[u8], mss: usize) -> Vec<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use smoltcp::phy::ChecksumCapabilities;
-    use smoltcp::wire::{
-        EthernetAddress, EthernetRepr, Ipv4Address, Ipv4Repr, TcpControl, TcpRepr, TcpSeqNumber, TcpTimestampRepr,
-    };
+    use crate::testing::TcpFrame;
+    use smoltcp::wire::{TcpControl, TcpSeqNumber, TcpTimestampRepr};
 
     /// A literal TCP/IPv4 frame with timestamps, `len` payload bytes, PSH
     /// or FIN as asked, checksums left zero (as smoltcp leaves them for TSO).
     fn super_frame(len: usize, control: TcpControl) -> Vec<u8> {
         let payload: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
-        let (src, dst) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
-        let tcp = TcpRepr {
-            src_port: 49152,
-            dst_port: 5001,
+        TcpFrame {
+            seq: -10i32 as u32,
+            ack: Some(77),
+            window: 4000,
             control,
-            seq_number: TcpSeqNumber(-10),
-            ack_number: Some(TcpSeqNumber(77)),
-            window_len: 4000,
-            window_scale: None,
-            max_seg_size: None,
-            sack_permitted: false,
-            sack_ranges: [None; 3],
             timestamp: Some(TcpTimestampRepr::new(5, 6)),
+            tcp_checksum: false,
             payload: &payload,
-        };
-        let ip = Ipv4Repr {
-            src_addr: src,
-            dst_addr: dst,
-            next_header: IpProtocol::Tcp,
-            payload_len: tcp.buffer_len(),
-            hop_limit: 64,
-        };
-        let eth = EthernetRepr {
-            src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
-            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
-            ethertype: EthernetProtocol::Ipv4,
-        };
-        let mut buf = vec![0u8; ETH + 20 + tcp.buffer_len()];
-        let mut f = EthernetFrame::new_unchecked(&mut buf);
-        eth.emit(&mut f);
-        let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
-        ip.emit(&mut p, &ChecksumCapabilities::default());
-        let mut t = TcpPacket::new_unchecked(p.payload_mut());
-        tcp.emit(&mut t, &IpAddress::Ipv4(src), &IpAddress::Ipv4(dst), &crate::host::offloaded_checksums());
-        buf
+            ..TcpFrame::default()
+        }
+        .build()
     }
 
     #[test]

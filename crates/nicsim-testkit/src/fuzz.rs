@@ -4,8 +4,8 @@
 //! input and panics only if a property fails (a bug). The cargo-fuzz crate in
 //! `fuzz/` calls them under libFuzzer on nightly; an ordinary `cargo test`
 //! replays the checked-in corpus (`fuzz/corpus/<target>/`) through the same
-//! functions on stable (`tests/integration/fuzz_corpus.rs`), so a crash once
-//! found stays fixed. Nothing here runs in a simulation.
+//! functions on stable (nicsim-core's `tests/integration/fuzz_corpus.rs`),
+//! so a crash once found stays fixed. Nothing here runs in a simulation.
 //!
 //! | target | input | property |
 //! | --- | --- | --- |
@@ -23,16 +23,16 @@ use smoltcp::wire::{
     checksum, EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet, TcpPacket,
 };
 
-use crate::config::Impairments;
-use crate::engine::rng::component_rng;
-use crate::engine::units::{Bandwidth, Duration, Frequency, Quantity, Size};
-use crate::engine::Dur;
-use crate::link::Channel;
-use crate::nic::gro::{Gro, GroConfig};
-use crate::nic::lro::{LroConfig, NicLro};
-use crate::nic::offload::merge::Coalesced;
-use crate::nic::tso::segment;
-use crate::probe::wire::TcpMonitor;
+use nicsim_core::config::Impairments;
+use nicsim_core::engine::rng::component_rng;
+use nicsim_core::engine::units::{Bandwidth, Duration, Frequency, Quantity, Size};
+use nicsim_core::engine::Dur;
+use nicsim_core::link::Channel;
+use nicsim_core::nic::gro::{Gro, GroConfig};
+use nicsim_core::nic::lro::{LroConfig, NicLro};
+use nicsim_core::nic::offload::merge::Coalesced;
+use nicsim_core::nic::tso::segment;
+use nicsim_core::probe::wire::TcpMonitor;
 
 /// The names of the targets, as `fuzz/fuzz_targets/<name>.rs` and
 /// `fuzz/corpus/<name>/`.
@@ -56,7 +56,7 @@ pub fn run(name: &str, data: &[u8]) {
 pub fn pcap(data: &[u8]) {
     // Global header 24 bytes, record header 16: no file holds more records than this.
     let most = (data.len().saturating_sub(24) / 16) as u64;
-    match crate::probe::pcap_read::parse(data) {
+    match nicsim_core::probe::pcap_read::parse(data) {
         Ok(capture) => {
             assert!(
                 capture.records.len() as u64 <= most,
@@ -82,10 +82,11 @@ pub fn pcap(data: &[u8]) {
 /// Scenario loader: arbitrary text through parsing and validation.
 pub fn scenario(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(s) = crate::config::parse(text) else { return };
+    let Ok(s) = nicsim_core::config::parse(text) else { return };
     // A valid scenario, written back out with canonical units, is the same scenario.
     let again = toml::to_string(&s).unwrap_or_else(|e| panic!("a valid scenario does not serialise: {e}"));
-    let back = crate::config::parse(&again).unwrap_or_else(|e| panic!("re-serialised scenario rejected: {e}\n{again}"));
+    let back =
+        nicsim_core::config::parse(&again).unwrap_or_else(|e| panic!("re-serialised scenario rejected: {e}\n{again}"));
     let (a, b) = (serde_json::to_string(&s).expect("json"), serde_json::to_string(&back).expect("json"));
     assert_eq!(a, b, "scenario changed on a round trip through TOML");
 }
