@@ -32,7 +32,7 @@ fn main() {
     };
     let text = std::fs::read_to_string(&path).expect("a readable scenario");
     let s = config::parse(&text).expect("a valid scenario");
-    let mut sim = Sim::build(&s, s.seed, None).expect("builds");
+    let mut sim = Sim::build(&s, s.seed).expect("builds");
     let wall = Instant::now();
     let frames = |sim: &Sim| sim.links.iter().flat_map(|l| l.chans.iter()).map(|c| c.stats.frames).sum::<u64>();
     println!("{:>6} {:>12} {:>10} {:>8} {:>8} {:>8}", "sim_s", "events", "frames", "wall_s", "rss_MB", "peak_MB");

@@ -55,7 +55,7 @@ fn status_kb(field: &str) -> u64 {
 fn main() {
     let target: u64 = std::env::args().nth(1).map_or(100_000_000, |a| a.parse().expect("an event count"));
     let s = config::parse(SCENARIO).expect("the soak scenario is valid");
-    let mut sim = Sim::build(&s, 1, None).expect("builds");
+    let mut sim = Sim::build(&s, 1).expect("builds");
     let wall = Instant::now();
     println!("{:>12} {:>12} {:>9} {:>10} {:>10}", "events", "sim_s", "wall_s", "rss_MB", "peak_MB");
     let mut rss_after_first = 0;

@@ -259,7 +259,10 @@ fn run_observed(
     } else {
         s
     };
-    let mut sim = Sim::build(s, seed, opts.pcap_dir.as_deref())?;
+    let mut sim = Sim::build(s, seed)?;
+    if let Some(dir) = opts.pcap_dir.as_deref() {
+        sim.record_traces(dir)?;
+    }
     if let Some(o) = observer {
         sim.probes = Probes::new(o);
     }

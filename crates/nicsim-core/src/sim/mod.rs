@@ -198,18 +198,15 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 const MAX_ROUNDS_PER_POLL: usize = 64;
 
 impl Sim {
-    /// Assemble a validated scenario. With `pcap_dir`, each link writes
-    /// `link<i>-<a>-<b>.pcap` there.
-    pub fn build(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Sim, Error> {
-        // A pcap replay file not loaded yet is read relative to the working directory.
-        let mut loaded;
-        let s = if matches!(&s.workload, crate::config::WorkloadConfig::PcapReplay(p) if p.schedule.is_none()) {
-            loaded = s.clone();
-            crate::workload::replay::prepare(&mut loaded, "")?;
-            &loaded
-        } else {
-            s
-        };
+    /// Assemble a validated scenario whose files are loaded (a pcap
+    /// replay's schedule: `api::resolve_toml` and `api::run_scenario` load
+    /// it, relative to the scenario file). Assembly reads and writes no
+    /// file; [`Sim::record_traces`] opens the link traces.
+    pub fn build(s: &Scenario, seed: u64) -> Result<Sim, Error> {
+        if matches!(&s.workload, crate::config::WorkloadConfig::PcapReplay(p) if p.schedule.is_none()) {
+            let reason = "the capture is not loaded: resolve the scenario first (api::run_scenario loads it)";
+            return Err(crate::error::ConfigError::new("workload.pcap_replay.file", reason).into());
+        }
         let n = s.hosts.len();
         let index = |name: &str| {
             (s.hosts.iter().position(|h| h.name == name))
@@ -269,9 +266,6 @@ impl Sim {
                 Host::new(&h.stack(i).expect("validated scenario"), i, stack_mtu(i), seed, tso(i), pristine(i))
             })
             .collect();
-        if let Some(dir) = pcap_dir {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-        }
         let mut links = Vec::with_capacity(s.links.len());
         for (i, l) in s.links.iter().enumerate() {
             let ends = [index(&l.endpoints[0]), index(&l.endpoints[1])];
@@ -287,17 +281,13 @@ impl Sim {
                 )
             };
             let name = format!("{}-{}", l.endpoints[0], l.endpoints[1]);
-            let trace = match pcap_dir {
-                Some(dir) => Some(Trace::create(&dir.join(format!("link{i}-{name}.pcap")))?),
-                None => None,
-            };
             links.push(Link {
                 name,
                 ends,
                 switch_port: [usize::MAX; 2],
                 chans: [chan(0), chan(1)],
                 monitors: Default::default(),
-                trace,
+                trace: None,
             });
         }
         let switches = build_switches(s, &hosts, &mut links);
@@ -705,6 +695,15 @@ impl Sim {
         }
         self.sched.at(at, Priority::SOFTWARE, Event::Poll(h));
         self.polls[h].push(at);
+    }
+
+    /// Record every link's frames in `dir/link<i>-<a>-<b>.pcap` (before the run).
+    pub fn record_traces(&mut self, dir: &Path) -> Result<(), Error> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+        for (i, link) in self.links.iter_mut().enumerate() {
+            link.trace = Some(Trace::create(&dir.join(format!("link{i}-{}.pcap", link.name)))?);
+        }
+        Ok(())
     }
 
     /// Flush and close the traces; returns their paths.

@@ -621,7 +621,7 @@ mod tests {
     fn an_engine_added_by_one_file_and_one_registry_line_runs_in_the_simulator() {
         let s = bulk();
         let limit = Time::ZERO + Dur(10 * crate::engine::time::PS_PER_S);
-        let mut sim = Sim::build(&s, 1, None).unwrap();
+        let mut sim = Sim::build(&s, 1).unwrap();
         sim.timed(1).rx = AnyRxOffload::Example(Box::new(DropEvery::new(50)));
         sim.run(limit, Dur::ZERO).unwrap();
         assert!(sim.finished_at.is_some(), "the transfer completes despite the losses");
@@ -635,8 +635,19 @@ mod tests {
         // TCP recovered each loss by retransmitting.
         assert!(sim.links[0].monitors[0].retransmissions >= e.dropped());
         // The baseline engine loses nothing on the same run.
-        let mut base = Sim::build(&s, 1, None).unwrap();
+        let mut base = Sim::build(&s, 1).unwrap();
         base.run(limit, Dur::ZERO).unwrap();
         assert_eq!(base.links[0].monitors[0].retransmissions, 0);
+    }
+
+    #[test]
+    fn assembly_refuses_a_replay_whose_capture_is_not_loaded() {
+        let s = crate::config::parse(
+            "[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n[[links]]\nendpoints = [\"a\", \"b\"]\n\
+             [workload.pcap_replay]\nfrom = \"a\"\nto = \"b\"\nfile = \"nowhere.pcap\"\n",
+        )
+        .expect("parsing reads no file");
+        let err = Sim::build(&s, 1).err().expect("not loaded").to_string();
+        assert!(err.contains("workload.pcap_replay.file") && err.contains("not loaded"), "{err}");
     }
 }

@@ -14,7 +14,7 @@ use crate::ideal::{bulk, two_hosts};
 /// every frame still on a wire lands.
 fn settled(text: &str, seed: u64, drain_s: u64) -> Sim {
     let s = config::parse(text).unwrap_or_else(|e| panic!("{e}"));
-    let mut sim = Sim::build(&s, seed, None).unwrap();
+    let mut sim = Sim::build(&s, seed).unwrap();
     sim.run(Time::ZERO + s.run.time_limit.dur(), Dur(drain_s * 1_000_000_000_000)).unwrap();
     assert!(sim.finished_at.is_some(), "the workload finished");
     sim
@@ -100,7 +100,7 @@ fn a_miscounted_link_is_caught() {
 #[should_panic(expected = "simulator invariant violated")]
 fn debug_builds_check_the_invariants_at_the_end_of_every_run() {
     let s = config::parse(&two_hosts("", "", &bulk("100kB"))).unwrap();
-    let mut sim = Sim::build(&s, 1, None).unwrap();
+    let mut sim = Sim::build(&s, 1).unwrap();
     sim.run(Time(1_000_000_000), Dur::ZERO).unwrap();
     sim.links[0].chans[0].stats.lost += 1;
     sim.run(Time(2_000_000_000), Dur::ZERO).unwrap();
@@ -132,7 +132,7 @@ fn time_never_runs_backwards_in_what_probes_see() {
     let host = "profile = \"kurmann-pii-400\"";
     let text = two_hosts("impairments = { reorder = 0.05, reorder_delay = \"30us\" }", host, &bulk("500kB"));
     let s = config::parse(&text).unwrap();
-    let mut sim = Sim::build(&s, 1, None).unwrap();
+    let mut sim = Sim::build(&s, 1).unwrap();
     let clock = std::rc::Rc::new(std::cell::RefCell::new(Clock::default()));
     sim.probes = nicsim_core::probe::observer::Probes::new(Box::new(Shared(clock.clone())));
     sim.run(Time::ZERO + s.run.time_limit.dur(), Dur(1_000_000_000)).unwrap();
