@@ -13,6 +13,7 @@ use nicsim_core::host::timing;
 use nicsim_core::nic::gro::{Gro, GroConfig};
 use nicsim_core::nic::lro::{LroConfig, NicLro};
 use nicsim_core::nic::offload::merge::Coalesced;
+use nicsim_core::nic::offload::Coalescer;
 use nicsim_core::nic::{frag, tso};
 use nicsim_core::workload::pattern::Pattern;
 use nicsim_core::{run_toml, RunOptions};
@@ -124,11 +125,8 @@ fn super_frame(len: usize) -> Vec<u8> {
     .build()
 }
 
-/// TSO: a 64 KiB super-segment cut into 1448-byte segments (45 packets),
-/// reported per output packet; and transmit checksum offload on one
-/// 1500-byte frame.
 /// A receive coalescer run over a batch of frames.
-type Coalescer = fn(Vec<Vec<u8>>) -> Vec<Coalesced>;
+type Runner = fn(Vec<Vec<u8>>) -> Vec<Coalesced>;
 
 /// `frames` through a fresh NIC LRO engine (the study's sizes), then a flush.
 fn through_lro(frames: Vec<Vec<u8>>) -> Vec<Coalesced> {
@@ -152,6 +150,9 @@ fn through_gro(frames: Vec<Vec<u8>>) -> Vec<Coalesced> {
     out
 }
 
+/// TSO: a 64 KiB super-segment cut into 1448-byte segments (45 packets),
+/// reported per output packet; and transmit checksum offload on one
+/// 1500-byte frame.
 fn offload_engines(c: &mut Criterion) {
     let mut group = c.benchmark_group("offload");
     let big = super_frame(65_160);
@@ -168,7 +169,7 @@ fn offload_engines(c: &mut Criterion) {
     // the timing).
     let segments = tso::segment(&big, 1448);
     group.throughput(Throughput::Elements(segments.len() as u64));
-    for (name, run) in [("lro-nic-45-segments", through_lro as Coalescer), ("gro-45-segments", through_gro)] {
+    for (name, run) in [("lro-nic-45-segments", through_lro as Runner), ("gro-45-segments", through_gro)] {
         group.bench_function(name, |b| {
             b.iter_batched(|| segments.clone(), |frames| black_box(run(frames)), BatchSize::SmallInput)
         });

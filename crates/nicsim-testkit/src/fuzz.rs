@@ -31,6 +31,7 @@ use nicsim_core::link::Channel;
 use nicsim_core::nic::gro::{Gro, GroConfig};
 use nicsim_core::nic::lro::{LroConfig, NicLro};
 use nicsim_core::nic::offload::merge::Coalesced;
+use nicsim_core::nic::offload::Coalescer;
 use nicsim_core::nic::tso::segment;
 use nicsim_core::probe::wire::TcpMonitor;
 

@@ -12,6 +12,7 @@ use nicsim_core::nic::capture::{coalesce_pcap, Engine};
 use nicsim_core::nic::gro::{Gro, GroConfig};
 use nicsim_core::nic::lro::{LroConfig, NicLro};
 use nicsim_core::nic::offload::merge::Coalesced;
+use nicsim_core::nic::offload::Coalescer;
 use nicsim_core::nic::LroClass;
 use nicsim_testkit::frame::TcpFrame;
 use proptest::prelude::*;

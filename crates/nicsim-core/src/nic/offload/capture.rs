@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::gro::{Gro, GroConfig, GroStats};
 use super::lro::{LroConfig, LroStats, NicLro};
-use super::merge::{parse, Coalesced, FlowKey, Kind, PassReason, PassReasons, ETH};
+use super::merge::{parse, Coalesced, Coalescer, FlowKey, Kind, PassReason, PassReasons, ETH};
 use crate::error::Error;
 
 /// Which coalescing engine [`coalesce_pcap`] runs.

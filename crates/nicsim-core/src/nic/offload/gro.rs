@@ -24,7 +24,7 @@ use crate::host::cpu::Layer;
 use crate::host::timing::{Cost, LroMode};
 
 use super::merge::{
-    emit, ip_reason, parse, pass, Aggregate, Coalesced, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView,
+    emit, ip_reason, parse, pass, Aggregate, Coalesced, Coalescer, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView,
     ETH, IP_MAX,
 };
 
@@ -218,24 +218,6 @@ impl Gro {
         Gro { cfg, flows: Vec::new(), stats: GroStats::default(), arrivals: 0, scratch: Vec::new() }
     }
 
-    /// Offer a received frame; frames ready for the host are appended to
-    /// `out`. True if the frame was merged into an aggregate or is held.
-    pub fn push(&mut self, frame: Vec<u8>, out: &mut Vec<Coalesced>) -> bool {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let held = self.push_tagged(frame, 0, &mut scratch);
-        out.extend(scratch.drain(..).map(|(c, _)| c));
-        self.scratch = scratch;
-        held
-    }
-
-    /// End of a poll batch: hand up every held flow.
-    pub fn flush(&mut self, out: &mut Vec<Coalesced>) {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        self.flush_tagged(&mut scratch);
-        out.extend(scratch.drain(..).map(|(c, _)| c));
-        self.scratch = scratch;
-    }
-
     /// Segments currently held.
     pub fn held(&self) -> usize {
         self.flows.iter().map(|f| f.agg.segments as usize).sum()
@@ -246,16 +228,16 @@ impl Gro {
         &self.stats
     }
 
-    /// [`Gro::flush`] keeping each output's tag.
-    pub fn flush_tagged(&mut self, out: &mut Vec<(Coalesced, u64)>) {
+    /// [`Coalescer::flush_tagged`]: hand every held flow up.
+    fn flush_all_tagged(&mut self, out: &mut Vec<(Coalesced, u64)>) {
         while !self.flows.is_empty() {
             self.flush_flow(0, Cause::PollEnd, out);
         }
     }
 
-    /// [`Gro::push`] with a caller's tag per frame; each output carries the
+    /// [`Coalescer::push_tagged`]: each output carries the
     /// tag of its latest segment.
-    pub fn push_tagged(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> bool {
+    fn offer_tagged(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> bool {
         self.arrivals += 1;
         self.stats.frames_in += 1;
         self.stats.bytes_in += frame.len() as u64;
@@ -460,6 +442,22 @@ impl RxOffload for HostCoalescer {
 
     fn report(&self, into: &mut super::OffloadReport) {
         into.gro = Some(self.gro.stats().clone());
+    }
+}
+
+impl Coalescer for Gro {
+    type Verdict = bool;
+
+    fn push_tagged(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> bool {
+        self.offer_tagged(frame, tag, out)
+    }
+
+    fn flush_tagged(&mut self, out: &mut Vec<(Coalesced, u64)>) {
+        self.flush_all_tagged(out)
+    }
+
+    fn scratch(&mut self) -> &mut Vec<(Coalesced, u64)> {
+        &mut self.scratch
     }
 }
 

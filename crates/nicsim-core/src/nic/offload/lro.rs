@@ -31,8 +31,8 @@ use serde::Serialize;
 
 use super::merge::Coalesced;
 use super::merge::{
-    emit, ip_reason, parse, pass, seq_diff, Aggregate, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView,
-    IP_MAX,
+    emit, ip_reason, parse, pass, seq_diff, Aggregate, Coalescer, FlowKey, Kind, OutputStats, PassReason, PassReasons,
+    TcpView, IP_MAX,
 };
 use crate::nic::LroClass;
 
@@ -229,25 +229,6 @@ impl NicLro {
         }
     }
 
-    /// Offer a received frame; frames ready for the host are appended to
-    /// `out` in order. Returns the class the frame got (None: passed
-    /// through, not an LRO frame).
-    pub fn push(&mut self, frame: Vec<u8>, out: &mut Vec<Coalesced>) -> Option<LroClass> {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let class = self.push_tagged(frame, 0, &mut scratch);
-        out.extend(scratch.drain(..).map(|(c, _)| c));
-        self.scratch = scratch;
-        class
-    }
-
-    /// Flush all held streams (timer, end of input).
-    pub fn flush(&mut self, out: &mut Vec<Coalesced>) {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        self.flush_tagged(&mut scratch);
-        out.extend(scratch.drain(..).map(|(c, _)| c));
-        self.scratch = scratch;
-    }
-
     /// Frames (segments) currently held.
     pub fn held(&self) -> usize {
         self.cam.iter().map(Stream::held).sum()
@@ -258,9 +239,9 @@ impl NicLro {
         &self.stats
     }
 
-    /// [`NicLro::push`] with a caller's tag (e.g. a timestamp) per frame:
+    /// [`Coalescer::push_tagged`] (a tag is e.g. a timestamp):
     /// each output carries the tag of its latest-arriving segment.
-    pub fn push_tagged(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> Option<LroClass> {
+    fn offer_tagged(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> Option<LroClass> {
         self.arrivals += 1;
         self.stats.frames_in += 1;
         self.stats.bytes_in += frame.len() as u64;
@@ -280,8 +261,8 @@ impl NicLro {
         class
     }
 
-    /// [`NicLro::flush`] keeping each output's tag.
-    pub fn flush_tagged(&mut self, out: &mut Vec<(Coalesced, u64)>) {
+    /// [`Coalescer::flush_tagged`]: hand every held stream up.
+    fn flush_all_tagged(&mut self, out: &mut Vec<(Coalesced, u64)>) {
         self.flush_all(Cause::Explicit, out);
     }
 
@@ -517,6 +498,22 @@ impl OutputStats for LroStats {
 
     fn reasons(&mut self) -> &mut PassReasons {
         &mut self.passed
+    }
+}
+
+impl Coalescer for NicLro {
+    type Verdict = Option<LroClass>;
+
+    fn push_tagged(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> Option<LroClass> {
+        self.offer_tagged(frame, tag, out)
+    }
+
+    fn flush_tagged(&mut self, out: &mut Vec<(Coalesced, u64)>) {
+        self.flush_all_tagged(out)
+    }
+
+    fn scratch(&mut self) -> &mut Vec<(Coalesced, u64)> {
+        &mut self.scratch
     }
 }
 

@@ -19,6 +19,40 @@ pub struct Coalesced {
     pub segments: u32,
 }
 
+/// What both coalescing engines (NIC LRO, GRO) offer: frames in, frames
+/// for the host out, in order; with `_tagged`, each output carries the tag
+/// (e.g. a timestamp) of its latest-arriving segment.
+pub trait Coalescer {
+    /// What the engine says of a frame (GRO: held or merged; NIC LRO: its class).
+    type Verdict;
+
+    /// Offer `frame` with `tag`; outputs ready for the host go to `out`.
+    fn push_tagged(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> Self::Verdict;
+
+    /// Hand every held frame to `out`.
+    fn flush_tagged(&mut self, out: &mut Vec<(Coalesced, u64)>);
+
+    /// The engine's buffer for the untagged calls (kept to spare an allocation per frame).
+    fn scratch(&mut self) -> &mut Vec<(Coalesced, u64)>;
+
+    /// Offer a received frame; frames ready for the host are appended to `out`.
+    fn push(&mut self, frame: Vec<u8>, out: &mut Vec<Coalesced>) -> Self::Verdict {
+        let mut scratch = std::mem::take(self.scratch());
+        let verdict = self.push_tagged(frame, 0, &mut scratch);
+        out.extend(scratch.drain(..).map(|(c, _)| c));
+        *self.scratch() = scratch;
+        verdict
+    }
+
+    /// Hand every held frame to `out` (end of a poll batch, a timer, end of input).
+    fn flush(&mut self, out: &mut Vec<Coalesced>) {
+        let mut scratch = std::mem::take(self.scratch());
+        self.flush_tagged(&mut scratch);
+        out.extend(scratch.drain(..).map(|(c, _)| c));
+        *self.scratch() = scratch;
+    }
+}
+
 /// Statistics with the output counters both engines keep.
 pub(super) trait OutputStats {
     /// Frames out, bytes out, frames passed through, aggregates, segments merged.

@@ -32,6 +32,8 @@ pub mod lro;
 pub mod merge;
 pub mod tso;
 
+pub use merge::Coalescer;
+
 use std::collections::VecDeque;
 
 use crate::bus::Bus;

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use super::lro::{LroConfig, LroStats, NicLro};
-use super::merge::Coalesced;
+use super::merge::{Coalesced, Coalescer};
 use super::{Action, OffloadEvent, RxCx, RxOffload};
 use crate::engine::{Dur, Priority};
 use crate::host::timing::LroMode;
