@@ -15,7 +15,7 @@ from nicsim.result import CYCLES_COLUMNS, HOST_COLUMNS
 from conftest import SCENARIOS, run_cli
 
 KURMANN = SCENARIOS / "kurmann-standard.toml"
-BUILTIN_PROFILES = ["kurmann-pii-400", "ortiz-p4-400", "won-simos-mips", "modern-x86-pcie"]
+BUILTIN_PROFILES = ["kurmann-pii-400", "ortiz-p4-400", "won-simos-mips", "modern-x86-pcie", "cai-xeon-6128"]
 
 
 @pytest.fixture(scope="module")

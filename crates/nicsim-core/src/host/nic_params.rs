@@ -75,6 +75,13 @@ pub struct NicConfig {
     /// 64 KiB, which it cuts to the MSS (needs `checksum_offload`).
     #[serde(default)]
     pub tso: bool,
+    /// Accelerated receive flow steering (Linux aRFS, `ethtool -K ntuple
+    /// on` with RFS): the NIC steers a flow's packets to the receive queue
+    /// whose interrupt goes to the core where the flow's application last
+    /// read, so its interrupts and softirq work run on `cpu.app_core`
+    /// instead of `cpu.irq_core`.
+    #[serde(default)]
+    pub arfs: bool,
     /// NAPI: after an interrupt, poll the ring with interrupts off until it is empty.
     #[serde(default = "yes")]
     pub napi: bool,

@@ -27,6 +27,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("ortiz-p4-400", include_str!("../../profiles/ortiz-p4-400.toml")),
     ("won-simos-mips", include_str!("../../profiles/won-simos-mips.toml")),
     ("modern-x86-pcie", include_str!("../../profiles/modern-x86-pcie.toml")),
+    ("cai-xeon-6128", include_str!("../../profiles/cai-xeon-6128.toml")),
 ];
 
 /// A host's complete timing model.
@@ -268,9 +269,12 @@ impl Timing {
         self.offload.enabled.then_some(self.offload.core as usize)
     }
 
-    /// The core that runs the stack's receive work and takes NIC interrupts.
+    /// The core that runs the stack's receive work and takes NIC interrupts:
+    /// the communication processor under offload, the application's core
+    /// under aRFS, else `cpu.irq_core`.
     pub fn stack_core(&self) -> usize {
-        self.comm_core().unwrap_or(self.cpu.irq_core as usize)
+        let irq = if self.nic.arfs { self.cpu.app_core } else { self.cpu.irq_core };
+        self.comm_core().unwrap_or(irq as usize)
     }
 
     /// Clock of `core` in Hz (the communication processor runs at `clock_ratio`).
