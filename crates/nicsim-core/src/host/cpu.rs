@@ -59,6 +59,18 @@ pub enum Layer {
     ViaLibrary,
     /// VIA transport: address translation per page, fragmentation and defragmentation.
     ViaTransport,
+    /// Socket buffer (`sk_buff`) management: allocating, cloning and freeing
+    /// the buffer heads (Linux `__alloc_skb`, `kfree_skb`, `skb_release_*`).
+    Skb,
+    /// Memory allocation and freeing for packet data: pages and page
+    /// fragments (the page allocator, `page_frag_alloc`, `put_page`).
+    Mm,
+    /// Socket locks: `lock_sock`/`release_sock` in a system call,
+    /// `bh_lock_sock` in the softirq.
+    Lock,
+    /// The scheduler: blocking the application and switching to it when it
+    /// is woken (`schedule`, context switch).
+    Sched,
     /// DMA of a message's frames, in CPU cycles of its duration (per-message
     /// breakdowns only: no core runs it).
     Dma,
@@ -66,7 +78,7 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in report order.
-    pub const ALL: [Layer; 18] = [
+    pub const ALL: [Layer; 22] = [
         Layer::App,
         Layer::Syscall,
         Layer::Socket,
@@ -84,6 +96,10 @@ impl Layer {
         Layer::Command,
         Layer::ViaLibrary,
         Layer::ViaTransport,
+        Layer::Skb,
+        Layer::Mm,
+        Layer::Lock,
+        Layer::Sched,
         Layer::Dma,
     ];
 
@@ -112,6 +128,10 @@ impl Layer {
             Layer::Command => "command",
             Layer::ViaLibrary => "via_library",
             Layer::ViaTransport => "via_transport",
+            Layer::Skb => "skb",
+            Layer::Mm => "mm",
+            Layer::Lock => "lock",
+            Layer::Sched => "sched",
             Layer::Dma => "dma",
         }
     }

@@ -179,6 +179,13 @@ pub struct CpuConfig {
     /// Core taking the NIC's interrupts and running the receive stack.
     #[serde(default)]
     pub irq_core: u32,
+    /// Cycles for a cache line to move from one core's private cache to
+    /// another's. Paid per socket lock, per `sk_buff` and per packet buffer
+    /// the application's core frees after the receive stack's core touched
+    /// it (and per lock the softirq takes after the application), when the
+    /// two are different cores; 0: not modelled.
+    #[serde(default)]
+    pub line_transfer: u64,
 }
 
 pub(super) fn one() -> u32 {
@@ -204,6 +211,17 @@ pub struct MemoryConfig {
     /// Treat every buffer as cold (NetPIPE `-I`).
     #[serde(default)]
     pub cold_cache: bool,
+    /// DDIO: the share of the last-level cache the NIC's DMA writes
+    /// allocate into (Intel Data Direct I/O). Received data whose reuse
+    /// distance (data bytes DMA'd since it arrived) is within it is read
+    /// from the cache by the receive copy; 0: DMA goes to memory and every
+    /// receive copy is cold.
+    #[serde(default)]
+    pub ddio: Size,
+    /// memcpy rate for data the receive copy finds in the last-level cache
+    /// through DDIO; none: `cached_copy_bandwidth`.
+    #[serde(default)]
+    pub llc_copy_bandwidth: Option<Bandwidth>,
     /// Price copies and checksums per cache line, in cycles, instead of by
     /// the bandwidths above (none: the bandwidths). A machine described in
     /// cycles (the Won study's SimOS Mipsy) then costs the same cycles at
@@ -399,4 +417,37 @@ pub struct StackCosts {
     /// Linux software LRO in the driver, per received frame (`lro = "software"`).
     #[serde(default)]
     pub lro_rx: Cost,
+    /// An `sk_buff` head allocated: per received frame (the driver builds
+    /// one per buffer), per data segment the stack sends (one per TSO
+    /// super-segment), per ACK or control segment it sends (layer `skb`).
+    #[serde(default)]
+    pub skb_alloc: Cost,
+    /// An `sk_buff` freed: per received segment the application consumed
+    /// (at its read), per frame GRO merged into another, per ACK consumed in
+    /// the softirq, per sent frame reclaimed (layer `skb`).
+    #[serde(default)]
+    pub skb_free: Cost,
+    /// Packet memory allocated: per receive buffer the driver posts, per
+    /// 32 KiB page fragment a send call fills (`sk_page_frag_refill`)
+    /// (layer `mm`).
+    #[serde(default)]
+    pub page_alloc: Cost,
+    /// Packet memory freed: per received frame's buffer, with its segment;
+    /// per sent frame reclaimed (layer `mm`).
+    #[serde(default)]
+    pub page_free: Cost,
+    /// The socket lock, taken and released: per socket call, per segment
+    /// TCP receives in the softirq (layer `lock`).
+    #[serde(default)]
+    pub sock_lock: Cost,
+    /// TCP input's extra work per segment when the application runs on
+    /// another core than the receive stack: the socket's state (sequence
+    /// numbers, window, queues) was last written by the other core and its
+    /// cache lines move over (layer `tcp`; not paid under aRFS).
+    #[serde(default)]
+    pub tcp_rx_remote: Cost,
+    /// The scheduler switching to an application that blocked (empty
+    /// receive queue, full send buffer), per wake-up (layer `sched`).
+    #[serde(default)]
+    pub schedule: Cost,
 }

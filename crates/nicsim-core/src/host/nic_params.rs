@@ -100,6 +100,21 @@ pub struct NicConfig {
     /// The NIC-resident LRO engine and the core that runs it (`lro = "nic"`).
     #[serde(default)]
     pub lro_engine: LroEngine,
+    /// When GRO or software LRO passes what it holds up the stack.
+    #[serde(default)]
+    pub gro_flush: GroFlush,
+}
+
+/// When the driver's coalescer flushes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroFlush {
+    /// At the end of every NAPI batch.
+    #[default]
+    Batch,
+    /// When NAPI completes (Linux 5.4 `napi_complete_done`): a batch that
+    /// used its whole budget keeps its merged segments for the next.
+    NapiComplete,
 }
 
 /// Where received TCP segments are coalesced.

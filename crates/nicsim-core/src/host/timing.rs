@@ -98,6 +98,12 @@ impl Timing {
                 return err(field, "must be above zero".into());
             }
         }
+        if m.llc_copy_bandwidth.is_some_and(|b| b.0 == 0) {
+            return err("memory.llc_copy_bandwidth", "must be above zero".into());
+        }
+        if m.ddio.0 > m.cache_size.0 {
+            return err("memory.ddio", format!("must be at most memory.cache_size ({}), got {}", m.cache_size, m.ddio));
+        }
         if m.latency > 100_000 {
             return err("memory.latency", format!("must be at most 100000 cycles, got {}", m.latency));
         }
@@ -311,6 +317,40 @@ impl Timing {
         let bw =
             if hot && !self.memory.cold_cache { self.memory.cached_copy_bandwidth } else { self.memory.copy_bandwidth };
         per_byte_cycles(bytes, bw, self.cpu.clock)
+    }
+
+    /// Cycles to copy `bytes` of received data the application reads, when
+    /// the oldest of them has a reuse distance of `distance` data bytes (the
+    /// bytes DMA'd into memory since it arrived, itself included). With
+    /// DDIO the bytes whose distance is within `memory.ddio` are still in
+    /// the last-level cache (read at `llc_copy_bandwidth`); the rest were
+    /// evicted by newer DMA writes and come from memory.
+    pub fn rx_copy_cycles(&self, bytes: u64, distance: u64) -> u64 {
+        let ddio = self.memory.ddio.0;
+        if ddio == 0 || self.memory.cold_cache || self.memory.lines.is_some() {
+            return self.copy_cycles(bytes, false);
+        }
+        // The newest byte read is `distance - bytes` behind the DMA; every
+        // byte from there back to `ddio` is in the cache.
+        let hot = ddio.saturating_sub(distance.saturating_sub(bytes)).min(bytes);
+        let llc = self.memory.llc_copy_bandwidth.unwrap_or(self.memory.cached_copy_bandwidth);
+        per_byte_cycles(hot, llc, self.cpu.clock) + self.copy_cycles(bytes - hot, false)
+    }
+
+    /// Extra cycles for a cache line the other core touched last: the
+    /// socket lock and the buffers the receive stack's core handled, when
+    /// the application runs on another core (`cpu.line_transfer`).
+    pub fn line_transfer(&self) -> u64 {
+        if self.split_cores() {
+            self.cpu.line_transfer
+        } else {
+            0
+        }
+    }
+
+    /// The application and the receive stack run on different cores.
+    pub fn split_cores(&self) -> bool {
+        self.cpu.app_core as usize != self.stack_core()
     }
 
     /// Cycles of `core` to copy `bytes` (hot: the data is in cache). On the

@@ -79,6 +79,8 @@ pub(super) fn tx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
                 _ => {}
             }
             pieces.push((Layer::Ip, cy(c.ip_tx)));
+            // One sk_buff per segment the stack sends (a TSO super-segment is one).
+            push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_alloc));
         }
         if !timing.nic.checksum_offload {
             pieces.push((Layer::Checksum, timing.checksum_cycles_on(core, s.payload)));
@@ -119,12 +121,31 @@ pub(super) fn rx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
     }
     if matches!(s.frag, Frag::Whole | Frag::Later { last: true }) {
         match s.proto {
-            Some(IpProtocol::Tcp) => pieces.push((Layer::Tcp, cy(c.tcp_rx))),
+            Some(IpProtocol::Tcp) => {
+                let remote = if timing.split_cores() { cy(c.tcp_rx_remote) } else { 0 };
+                pieces.push((Layer::Tcp, cy(c.tcp_rx) + remote));
+                // `bh_lock_sock`; its line was the application's last.
+                let lock = cy(c.sock_lock);
+                push_nonzero(&mut pieces, Layer::Lock, lock + if lock > 0 { timing.line_transfer() } else { 0 });
+                if s.data == 0 {
+                    // An ACK or control segment is consumed here, not by a read.
+                    push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_free));
+                    push_nonzero(&mut pieces, Layer::Mm, cy(c.page_free));
+                }
+            }
             Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_rx))),
             _ => {}
         }
     }
     pieces
+}
+
+/// Add a piece of stack work unless it costs nothing (a profile that does
+/// not price that layer leaves its jobs as they were).
+pub(super) fn push_nonzero(pieces: &mut Vec<(Layer, u64)>, layer: Layer, cycles: u64) {
+    if cycles > 0 {
+        pieces.push((layer, cycles));
+    }
 }
 
 /// The receive cost model of a host with `timing`: a frame's pieces on a

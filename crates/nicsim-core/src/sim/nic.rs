@@ -5,7 +5,7 @@
 //! for. The NIC's state is [`crate::nic::device::Nic`]; the engines are in
 //! [`crate::nic::offload`]. Units: picoseconds, bytes, frames.
 
-use super::cost::{rx_cost, shape};
+use super::cost::{push_nonzero, rx_cost, shape};
 use super::timed::Next;
 use super::{Event, Port, Sim};
 use crate::bus::BusOp;
@@ -159,6 +159,9 @@ impl Sim {
         let (frame, segments) = t.nic.rx_fifo.pop_front().expect("a frame was in DMA");
         t.nic.rx_fifo_bytes -= frame.len() as u64;
         t.nic.stats.rx_frames += 1;
+        if t.timing.memory.ddio.0 > 0 {
+            t.rx_data.0 += shape(&frame).data;
+        }
         t.nic.rx_done.push_back((now, frame, segments));
         let used = t.timing.nic.rx_ring - t.nic.rx_posted;
         t.nic.stats.max_rx_ring_used = t.nic.stats.max_rx_ring_used.max(used);
@@ -301,11 +304,21 @@ impl Sim {
             if let Some(m) = msg {
                 t.measure.tx_clean(m, c);
             }
-            let job = Job::new(Class::Softirq, vec![(Layer::Driver, c)], Next::TxCleaned(cleaned));
+            let mut pieces = vec![(Layer::Driver, c)];
+            // A reclaimed frame's sk_buff and its data go back to the allocators.
+            let n = u64::from(cleaned);
+            push_nonzero(&mut pieces, Layer::Skb, t.timing.cycles_on(core, t.timing.costs.skb_free) * n);
+            push_nonzero(&mut pieces, Layer::Mm, t.timing.cycles_on(core, t.timing.costs.page_free) * n);
+            let job = Job::new(Class::Softirq, pieces, Next::TxCleaned(cleaned));
             jobs.push(job.for_msg(msg).on(Path::Send));
         }
         let refill = t.timing.cycles_on(core, t.timing.costs.driver_refill) * take as u64;
         leftover.push((Layer::Driver, refill));
+        // Each fresh buffer is a newly allocated page (fragment); each frame
+        // taken got an sk_buff head built around its buffer.
+        let c = &t.timing.costs;
+        push_nonzero(&mut leftover, Layer::Mm, t.timing.cycles_on(core, c.page_alloc) * take as u64);
+        push_nonzero(&mut leftover, Layer::Skb, t.timing.cycles_on(core, c.skb_alloc) * take as u64);
         let job = Job::new(Class::Softirq, leftover, Next::BatchDone(take as u32));
         jobs.push(job.for_msg(msg).on(Path::Receive));
         for job in jobs {

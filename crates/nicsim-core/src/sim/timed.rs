@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::cost::{shape, tx_pieces};
+use super::cost::{push_nonzero, shape, tx_pieces};
 use super::{Event, Sim};
 use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, EventKey, Priority, Time};
@@ -112,6 +112,16 @@ pub(super) struct Timed {
     /// The datagram the application reads next was rebuilt by a copy
     /// (`costs.ip_defrag_copy`), so its data is in the cache.
     pub(super) glued: bool,
+    /// The application found nothing to do and blocked: its next call
+    /// starts with the scheduler switching to it (`costs.schedule`).
+    pub(super) app_blocked: bool,
+    /// Received data segments (sk_buffs) and the frames (buffers) they came
+    /// in, delivered to a socket and not yet freed by a read.
+    pub(super) unread: (u64, u64),
+    /// TCP/UDP payload bytes DMA'd into memory and read by the application
+    /// so far: their difference is the reuse distance of the next byte read
+    /// (DDIO, `memory.ddio`).
+    pub(super) rx_data: (u64, u64),
 }
 
 /// Counters of the offload interface.
@@ -148,6 +158,9 @@ impl Timed {
             measure: Default::default(),
             rx,
             glued: false,
+            app_blocked: false,
+            unread: (0, 0),
+            rx_data: (0, 0),
         }
     }
 
@@ -345,6 +358,13 @@ impl Sim {
             }
             Next::RxDeliver(frame, segments) => {
                 self.note_deliver(h, frame.len(), now);
+                let t = self.timed(h);
+                let c = &t.timing.costs;
+                if (c.skb_free.total(1) > 0 || c.page_free.total(1) > 0) && shape(&frame).data > 0 {
+                    // The read that consumes it frees its sk_buff and buffers.
+                    t.unread.0 += 1;
+                    t.unread.1 += u64::from(segments);
+                }
                 if crate::workload::via::is_via(&frame) {
                     self.via_deliver(h, &frame, now)?;
                 } else {
@@ -399,7 +419,7 @@ impl Sim {
                 }
                 self.nic_rx_kick(h, now);
                 let t = self.timed(h);
-                if (t.timing.nic.napi || t.polled()) && t.nic.work_pending() {
+                if (t.timing.nic.napi || t.polled()) && (t.nic.work_pending() || t.rx.engine_ref().holds_frames()) {
                     self.driver_batch(h, now);
                 } else {
                     t.nic.masked = false;
@@ -509,7 +529,10 @@ impl Sim {
         if self.timed(h).app_busy {
             return;
         }
-        let Some(op) = self.apps[h].next_op(now, &mut self.hosts[h]) else { return };
+        let Some(op) = self.apps[h].next_op(now, &mut self.hosts[h]) else {
+            self.timed(h).app_blocked = true;
+            return;
+        };
         if matches!(op, Op::ViaSend { .. } | Op::ViaRecv { .. }) {
             self.via_call(h, op, now);
             return;
@@ -517,15 +540,22 @@ impl Sim {
         let msg = self.apps[h].current_msg();
         let t = self.timed(h);
         t.app_busy = true;
+        let resumed = std::mem::take(&mut t.app_blocked);
         let c = &t.timing.costs;
         if woken && matches!(op, Op::Read { .. } | Op::RecvFrom { .. }) {
-            let wake = vec![(Layer::Socket, t.timing.cycles(c.wakeup))];
+            let mut wake = vec![(Layer::Socket, t.timing.cycles(c.wakeup))];
+            if resumed {
+                push_nonzero(&mut wake, Layer::Sched, t.timing.cycles(c.schedule));
+            }
             let core = t.timing.cpu.app_core as usize;
             let job = Job::new(Class::Task, wake, Next::AppWake).for_msg(msg).on(Path::Receive);
             self.submit(h, core, now, job);
             return;
         }
         let mut pieces = Vec::with_capacity(6);
+        if resumed {
+            push_nonzero(&mut pieces, Layer::Sched, t.timing.cycles(c.schedule));
+        }
         // A sender computes a block before writing it (a reader computes
         // after its read: see `Next::AppOp`).
         let compute = t.timing.app.cycles(op.bytes());
@@ -541,6 +571,24 @@ impl Sim {
         };
         pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
         pieces.push((Layer::Socket, t.timing.cycles(socket)));
+        let reads = matches!(op, Op::Read { .. } | Op::RecvFrom { .. });
+        let xfer = t.timing.line_transfer();
+        if op.bytes() > 0 {
+            // `lock_sock`/`release_sock`; the softirq held the lock last.
+            let lock = t.timing.cycles(c.sock_lock);
+            push_nonzero(&mut pieces, Layer::Lock, lock + if lock > 0 { xfer } else { 0 });
+        }
+        if reads {
+            // The read frees the sk_buffs it emptied and their buffers,
+            // which the receive stack's core touched last.
+            let (skbs, frames) = std::mem::take(&mut t.unread);
+            let (skb, page) = (t.timing.cycles(c.skb_free), t.timing.cycles(c.page_free));
+            push_nonzero(&mut pieces, Layer::Skb, skbs * (skb + if skb > 0 { xfer } else { 0 }));
+            push_nonzero(&mut pieces, Layer::Mm, frames * (page + if page > 0 { xfer } else { 0 }));
+        } else if matches!(op, Op::Write { .. }) {
+            // `sk_page_frag_refill`: the data goes into 32 KiB page fragments.
+            push_nonzero(&mut pieces, Layer::Mm, op.bytes().div_ceil(32 * 1024) * t.timing.cycles(c.page_alloc));
+        }
         let app_core = t.timing.cpu.app_core as usize;
         let comm_copy = t.timing.offload.enabled && t.timing.offload.socket_copy == SocketCopy::Comm;
         let call = match op {
@@ -555,6 +603,12 @@ impl Sim {
                 (m.copy, m.copied)
             }
             None if comm_copy => (0, 0),
+            None if reads && !hot && t.timing.memory.ddio.0 > 0 => {
+                let (dma, read) = t.rx_data;
+                let n = op.bytes();
+                t.rx_data.1 += n;
+                (t.timing.rx_copy_cycles(n, dma.saturating_sub(read)), n)
+            }
             None => (t.timing.copy_cycles(op.bytes(), hot), op.bytes()),
         };
         if copy > 0 || !comm_copy {

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::{DriverBatch, RxCx, RxOffload};
 use crate::host::cpu::Layer;
-use crate::host::timing::{Cost, LroMode};
+use crate::host::timing::{Cost, GroFlush, LroMode};
 
 use super::merge::{
     emit, ip_reason, parse, pass, Aggregate, Coalesced, Coalescer, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView,
@@ -393,6 +393,9 @@ pub struct HostCoalescer {
     gro: Gro,
     /// Per received frame, on the stack core.
     cost: Cost,
+    /// A batch that used the whole NAPI budget keeps what it holds (Linux
+    /// 5.4 flushes GRO in `napi_complete_done`); else every batch flushes.
+    keep_on_full: Option<u32>,
 }
 
 impl HostCoalescer {
@@ -407,7 +410,8 @@ impl HostCoalescer {
             LroMode::Software => timing.costs.lro_rx,
             LroMode::Off | LroMode::Nic => return None,
         };
-        Some(HostCoalescer { gro: Gro::new(GroConfig::default()), cost })
+        let keep_on_full = (timing.nic.gro_flush == GroFlush::NapiComplete).then_some(timing.nic.napi_budget);
+        Some(HostCoalescer { gro: Gro::new(GroConfig::default()), cost, keep_on_full })
     }
 }
 
@@ -424,20 +428,39 @@ impl RxOffload for HostCoalescer {
         let mut out = Vec::new();
         let frames = std::mem::take(&mut batch.frames);
         let n = frames.len();
+        let flush = self.keep_on_full.is_none_or(|budget| n < budget as usize);
+        let skb_free = cx.timing.cycles_on(core, cx.timing.costs.skb_free);
+        let deliver = |out: &mut Vec<Coalesced>, pending: &mut Vec<(Layer, u64)>, batch: &mut DriverBatch| {
+            for merged in out.drain(..) {
+                let mut pieces = std::mem::take(pending);
+                let stack = (cx.rx_cost)(&merged.frame, core).pieces;
+                pieces.extend(stack.into_iter().filter(|(l, _)| *l != Layer::Driver));
+                // GRO frees the head of every frame it merged into another.
+                let freed = skb_free * u64::from(merged.segments - 1);
+                if freed > 0 {
+                    pieces.push((Layer::Skb, freed));
+                }
+                batch.deliver(pieces, merged.frame, merged.segments);
+            }
+        };
+        if n == 0 && flush {
+            // NAPI completes on an empty ring: what GRO holds goes up now.
+            self.gro.flush(&mut out);
+            deliver(&mut out, &mut pending, batch);
+        }
         for (i, (_, frame, _)) in frames.into_iter().enumerate() {
             self.gro.push(frame, &mut out);
-            if i + 1 == n {
+            if i + 1 == n && flush {
                 self.gro.flush(&mut out);
             }
             pending.extend_from_slice(&per_frame);
-            for merged in out.drain(..) {
-                let mut pieces = std::mem::take(&mut pending);
-                let stack = (cx.rx_cost)(&merged.frame, core).pieces;
-                pieces.extend(stack.into_iter().filter(|(l, _)| *l != Layer::Driver));
-                batch.deliver(pieces, merged.frame, merged.segments);
-            }
+            deliver(&mut out, &mut pending, batch);
         }
         batch.leftover = pending;
+    }
+
+    fn holds_frames(&self) -> bool {
+        self.gro.held() > 0
     }
 
     fn report(&self, into: &mut super::OffloadReport) {

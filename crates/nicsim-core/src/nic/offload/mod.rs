@@ -194,6 +194,13 @@ pub trait RxOffload {
         false
     }
 
+    /// Whether the engine holds received frames the driver has not passed
+    /// up yet (GRO kept across a NAPI poll that used its whole budget): the
+    /// driver polls once more before it re-enables interrupts.
+    fn holds_frames(&self) -> bool {
+        false
+    }
+
     /// Interrupt moderation the engine imposes: frames per interrupt, and
     /// the longest wait after the first (None: the profile's).
     fn moderation(&self) -> Option<(u32, Dur)> {
