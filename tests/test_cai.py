@@ -11,6 +11,7 @@ import csv
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ KNOBS = {  # id: (mtu, tso, lro, arfs)
     "jumbo_arfs": (9000, False, "off", True),
     "all_opts": (9000, True, "gro", True),
 }
-PUBLISHED = {
+PUBLISHED: dict[str, dict[str, Any]] = {
     "no_opts": {
         "throughput": 9.0, "per_core": 4.78, "cpu": (101.5, 185.8),
         "sender": (5.9, 4.9, 4.5, 8.2, 17.5, 2.2, 9.5, 41.5),

@@ -177,7 +177,7 @@ def throughput(runs: Runs, ctx: Context) -> list[str]:
             _add(ctx, config, [q for q in quantities(config, m) if q.kind == "throughput"])
     ids = list(ms)
     labels = [CONFIG[c].label for c in ids]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c, m in ms.items():
         lasted = ctx.report(runs[c]).summary.duration_s
         rows.append({"config": c, "mtu": CONFIG[c].mtu, "tso": CONFIG[c].tso, "gro": CONFIG[c].lro == "gro",
@@ -212,8 +212,8 @@ def throughput(runs: Runs, ctx: Context) -> list[str]:
     for k, (side, color) in enumerate((("sender", "#55a868"), ("receiver", "#c44e52"))):
         x = [i + (k - 0.5) * w for i in xs]
         ax.bar(x, [ms[c].sides[side].cpu_pct for c in ids], w * 0.95, color=color, label=f"{side} (nicsim)")
-        pub = [(x[i], PUBLISHED[c].cpu_pct[side]) for i, c in enumerate(ids) if c in PUBLISHED]
-        ax.scatter([p for p, _ in pub], [v for _, v in pub], marker="_", s=250, color="black", linewidths=2.5,
+        marks = [(x[i], PUBLISHED[c].cpu_pct[side]) for i, c in enumerate(ids) if c in PUBLISHED]
+        ax.scatter([p for p, _ in marks], [v for _, v in marks], marker="_", s=250, color="black", linewidths=2.5,
                    label="published" if k == 0 else None, zorder=3)
     ax.set_xticks(xs)
     ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
@@ -259,7 +259,7 @@ def breakdowns(runs: Runs, ctx: Context) -> list[str]:
         if config not in CALIBRATION:
             _add(ctx, config, [q for q in quantities(config, m) if q.kind == "breakdown"])
     ids = list(ms)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c, m in ms.items():
         for side in SIDES:
             for cat in CATEGORIES:
@@ -308,8 +308,8 @@ def breakdowns(runs: Runs, ctx: Context) -> list[str]:
             "| --- |" + " --- |" * len(CATEGORIES),
         ]
         for c in ids:
-            br = ms[c].sides[side].breakdown_pct
-            lines.append(f"| `{c}` | " + " | ".join(f"{br[cat]:.1f}" for cat in CATEGORIES) + " |")
+            mine = ms[c].sides[side].breakdown_pct
+            lines.append(f"| `{c}` | " + " | ".join(f"{mine[cat]:.1f}" for cat in CATEGORIES) + " |")
             if c in PUBLISHED:
                 pb = PUBLISHED[c].breakdown_pct[side]
                 lines.append("| published | " + " | ".join(f"{pb[cat]:.1f}" for cat in CATEGORIES) + " |")
