@@ -19,6 +19,8 @@ from typing import NoReturn
 
 import click
 
+from nicsim.studies import STUDIES
+
 from .sweep import Sweep, SweepError
 
 EXIT_FAILED = 1
@@ -257,7 +259,7 @@ def report(
 
 
 @click.command()
-@click.argument("study", type=click.Choice(["elbeshti", "kurmann", "ortiz", "won", "all"]))
+@click.argument("study", type=click.Choice([*sorted(STUDIES), "all"]))
 @click.option(
     "--executor",
     type=click.Choice(["local", "dask"]),
@@ -295,8 +297,6 @@ def reproduce(
     comparison.csv, summary.md and a published-vs-nicsim figure."""
     import importlib
     import time
-
-    from nicsim.studies import STUDIES
 
     from .executors import make_executor
 

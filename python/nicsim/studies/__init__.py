@@ -16,6 +16,7 @@ STUDIES = {
     "kurmann": "nicsim.studies.kurmann",
     "ortiz": "nicsim.studies.ortiz",
     "won": "nicsim.studies.won",
+    "cai": "nicsim.studies.cai",
 }
 """Study short name -> package with ``STUDY`` and ``reproduce(out, results, executor, progress)``."""
 

@@ -1,0 +1,169 @@
+"""The Cai study's runs, its published calibration numbers and its CPU
+categories.
+
+Seven configurations of one long TCP flow over ``flow.toml``: the MTU, TSO,
+GRO and aRFS are switched on both hosts (the study's optimisations). Each is
+one :class:`~nicsim.studies.framework.Run` of :data:`DURATION` of simulated
+time. Only ``no_opts`` and ``all_opts`` have published numbers here
+(:data:`PUBLISHED`, the calibration set); the five others are predictions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nicsim.studies.framework import Run
+
+HERE = Path(__file__).parent
+SCENARIO = HERE / "flow.toml"
+
+DURATION = "40ms"
+"""Simulated time of each flow: long enough for the 12 MiB windows to fill
+many times over at the study's rates, short enough for the seven runs to
+take seconds."""
+
+SENDER = "a"
+RECEIVER = "b"
+SIDES = {"sender": SENDER, "receiver": RECEIVER}
+"""The study's sides and the hosts of ``flow.toml`` that play them."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One of the study's configurations: what is switched on, on both hosts."""
+
+    id: str
+    """The configuration's id in ``comparison.csv`` (``per_core_gbps.<id>``)."""
+    label: str
+    """A short name for tables and figures."""
+    mtu: int
+    """Link MTU in bytes."""
+    tso: bool
+    """TCP segmentation offload on both NICs."""
+    lro: str
+    """Receive coalescing (``nic.lro``): ``off`` or ``gro``."""
+    arfs: bool
+    """Accelerated receive flow steering on both NICs."""
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        """The scenario overrides of this configuration (the framework's dotted paths)."""
+        knobs: dict[str, Any] = {"links[0].mtu": f"{self.mtu}B", "workload.bulk.duration": duration}
+        for i in range(len(SIDES)):
+            knobs[f"hosts[{i}].nic.tso"] = self.tso
+            knobs[f"hosts[{i}].nic.lro"] = self.lro
+            knobs[f"hosts[{i}].nic.arfs"] = self.arfs
+        return knobs
+
+    def run(self, duration: str = DURATION) -> Run:
+        """The configuration's run (its cache sweep is ``cai-<id>``; another
+        ``duration`` makes another key, so a shorter test run never meets
+        the study's in the cache)."""
+        key = self.id if duration == DURATION else f"{self.id}-{duration}"
+        return Run(key, SCENARIO, f"one TCP flow, {self.label}, {duration}", self.fixed(duration))
+
+
+CONFIGS: tuple[Config, ...] = (
+    Config("no_opts", "no optimisations", 1500, tso=False, lro="off", arfs=False),
+    Config("tso_gro", "TSO/GRO", 1500, tso=True, lro="gro", arfs=False),
+    Config("jumbo", "jumbo frames", 9000, tso=False, lro="off", arfs=False),
+    Config("tso_gro_jumbo", "TSO/GRO + jumbo", 9000, tso=True, lro="gro", arfs=False),
+    Config("tso_gro_arfs", "TSO/GRO + aRFS", 1500, tso=True, lro="gro", arfs=True),
+    Config("jumbo_arfs", "jumbo + aRFS", 9000, tso=False, lro="off", arfs=True),
+    Config("all_opts", "all optimisations", 9000, tso=True, lro="gro", arfs=True),
+)
+"""The study's configurations, in its order (fewest optimisations first)."""
+
+CONFIG = {c.id: c for c in CONFIGS}
+RUNS: dict[str, Run] = {c.id: c.run() for c in CONFIGS}
+"""Each configuration's run, by configuration id."""
+
+CATEGORIES = ("data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip")
+"""The study's CPU categories, in its order."""
+
+LAYER_CATEGORY: Mapping[str, str] = {
+    # data_copy: moving payload bytes, and what the CPU waits on or computes over them.
+    "copy": "data_copy",
+    "memory_stall": "data_copy",
+    "checksum": "data_copy",
+    # tcpip: protocol processing.
+    "tcp": "tcpip",
+    "ip": "tcpip",
+    "udp": "tcpip",
+    "ip_frag": "tcpip",
+    # netdev: the generic device layer, the driver and GRO (which runs in the driver's poll).
+    "device": "netdev",
+    "driver": "netdev",
+    "coalesce": "netdev",
+    # The study's own categories, one layer each.
+    "skb": "skb",
+    "mm": "mm",
+    "lock": "lock",
+    "sched": "sched",
+    # etc: everything else the core reports.
+    "app": "etc",
+    "syscall": "etc",
+    "socket": "etc",
+    "interrupt": "etc",
+    "command": "etc",
+    "via_library": "etc",
+    "via_transport": "etc",
+    "dma": "etc",
+}
+"""nicsim's CPU layer (``timing.cycles`` key) -> the study's category. A
+layer not listed (one added to the core later) counts as ``etc``: see
+:func:`category`."""
+
+DEFAULT_CATEGORY = "etc"
+
+
+def category(layer: str) -> str:
+    """The study's category of nicsim layer ``layer`` (unlisted layers are ``etc``)."""
+    return LAYER_CATEGORY.get(layer, DEFAULT_CATEGORY)
+
+
+@dataclass(frozen=True)
+class Published:
+    """The study's numbers for one configuration (its calibration set)."""
+
+    throughput_gbps: float
+    per_core_gbps: float
+    cpu_pct: Mapping[str, float]
+    """Side -> CPU % (100 = one core)."""
+    breakdown_pct: Mapping[str, Mapping[str, float]]
+    """Side -> category -> % of that side's CPU cycles."""
+
+
+def _breakdown(*values: float) -> dict[str, float]:
+    if len(values) != len(CATEGORIES):
+        raise ValueError(f"a breakdown has {len(CATEGORIES)} values, got {len(values)}")
+    return dict(zip(CATEGORIES, values))
+
+
+PUBLISHED: Mapping[str, Published] = {
+    "no_opts": Published(
+        throughput_gbps=9.0,
+        per_core_gbps=4.78,
+        cpu_pct={"sender": 101.5, "receiver": 185.8},
+        breakdown_pct={
+            "sender": _breakdown(5.9, 4.9, 4.5, 8.2, 17.5, 2.2, 9.5, 41.5),
+            "receiver": _breakdown(7.4, 0.5, 8.9, 4.4, 9.3, 2.4, 7.3, 54.8),
+        },
+    ),
+    "all_opts": Published(
+        throughput_gbps=42.2,
+        per_core_gbps=41.2,
+        cpu_pct={"sender": 59.8, "receiver": 100.0},
+        breakdown_pct={
+            "sender": _breakdown(48.0, 4.8, 1.8, 6.8, 8.5, 7.0, 3.4, 12.7),
+            "receiver": _breakdown(54.3, 1.8, 0.6, 11.0, 18.3, 3.0, 3.7, 2.2),
+        },
+    ),
+}
+"""The published numbers of the two calibration configurations (issue #25);
+every other configuration's are held out."""
+
+CALIBRATION = tuple(PUBLISHED)
+"""The configurations whose rows are calibration (the others are predictions)."""

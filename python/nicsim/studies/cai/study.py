@@ -1,0 +1,80 @@
+"""The Cai study assembled: its introduction, its sections and their runs
+(:func:`build`), and ``nicsim reproduce cai`` (:func:`reproduce`)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from nicsim.campaign.executors import Executor
+from nicsim.studies.framework import Section, Study
+
+from . import report
+from .claims import claims
+from .experiments import CALIBRATION, CATEGORIES, CONFIGS, DURATION, LAYER_CATEGORY
+
+
+_MAPPING = ", ".join(
+    f"{cat}: " + "/".join(f"`{layer}`" for layer, c in LAYER_CATEGORY.items() if c == cat) for cat in CATEGORIES
+)
+
+INTRO = [
+    "Two `cai-xeon-6128` hosts (Xeon Gold 6128 at 3.4 GHz, six cores, ConnectX-5 Ex 100 Gb/s on PCIe gen3 x16,",
+    "Linux 5.4 costs) on a 100 Gb/s direct cable; one bulk TCP flow from a (sender) to b (receiver) with 12 MiB",
+    "socket buffers, for a fixed time ({duration} of simulated time per configuration). Seven configurations",
+    "switch, on both hosts, the MTU (1500 or 9000 B), TSO (`nic.tso`), GRO (`nic.lro = \"gro\"`) and aRFS",
+    "(`nic.arfs`: the flow's interrupts and softirq work run on the application's core).",
+    "",
+    "Measured per run: the flow's throughput; each side's CPU % (the sum of its cores' busy fractions x 100,",
+    "so 100 % is one core); throughput per core (throughput over the receiver's CPU % / 100); and each side's",
+    "CPU cycles grouped into the study's eight categories as a percentage of the side's cycles.",
+    "",
+    "**Calibration vs prediction.** Only `no_opts` and `all_opts` have published numbers here: the profile is",
+    "fitted to them (every one of their rows in `comparison.csv` has role `calibration`). The five other",
+    "configurations' results are held out: their rows are predictions from the same profile, unchanged.",
+    "",
+    f"**nicsim layers to the study's categories** (any layer not listed counts as etc): {_MAPPING}.",
+    "",
+]
+
+
+DESCRIPTION = (
+    "Cai et al., SIGCOMM 2021: one long TCP flow between two Xeon Gold 6128 hosts with 100 Gb/s ConnectX-5 Ex"
+    " NICs, seven configurations of TSO/GRO, jumbo frames and aRFS; throughput per core and the CPU breakdown."
+)
+
+
+def build(duration: str = DURATION) -> Study:
+    """The study with each flow running for ``duration`` (the default is the
+    study's; tests build a shorter one, whose runs have other cache keys)."""
+    runs = {c.id: c.run(duration) for c in CONFIGS}
+    calibration_runs = [runs[c] for c in CALIBRATION]
+    every = list(runs.values())
+    return Study(
+        "cai",
+        title="Cai et al.: host network stack overheads at 100 Gb/s, reproduced by nicsim",
+        intro=[line.format(duration=duration) if "{duration}" in line else line for line in INTRO],
+        sections=[
+            Section("Calibration: no optimisations and all optimisations", calibration_runs,
+                    functools.partial(report.calibration, runs)),
+            Section("Throughput, throughput per core and CPU use", every, functools.partial(report.throughput, runs)),
+            Section("CPU breakdown by category", every, functools.partial(report.breakdowns, runs)),
+            Section("Claims", every, functools.partial(claims, runs)),
+        ],
+        description=DESCRIPTION,
+    )
+
+
+STUDY = build()
+"""The study: its sections in report order."""
+
+
+def reproduce(
+    out: str | os.PathLike[str] | None = None,
+    results: str | os.PathLike[str] | None = None,
+    executor: Executor | None = None,
+    progress: bool | None = None,
+) -> list[Path]:
+    """Run what is missing and write the report; returns the files written."""
+    return STUDY.reproduce(out, results, executor, progress)
