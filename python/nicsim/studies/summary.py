@@ -214,7 +214,7 @@ DOCS_FIGURE = "validation-published-vs-nicsim.png"
 
 def render_docs(rows: Sequence[Row]) -> str:
     """``docs/validation.md``'s text for these rows."""
-    return render(rows, DOCS_FIGURE, heading="# Validation: nicsim against the four studies") + (
+    return render(rows, DOCS_FIGURE, heading="# Validation: nicsim against the studies") + (
         "\nThis page is generated: run `make docs` after a change that moves a number. Each study's\n"
         "report (`nicsim reproduce STUDY`) explains every row, with the evidence for each claim.\n"
     )
