@@ -16,6 +16,7 @@ pub mod driver;
 pub mod nic_params;
 pub mod stack_config;
 pub mod timing;
+pub mod window;
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -277,7 +278,15 @@ impl Host {
         self.dev.tx_blocked = false;
         self.quickack();
         let held = self.ack_coalesced();
+        let before = self.dev.tx.len();
         self.iface.poll(now.to_smoltcp(), &mut self.dev, &mut self.sockets);
+        if self.cfg.tcp.rx_buffer.0 > 65_535 {
+            // A scaled window: never let the advertised edge retreat (see `window`).
+            let summed = self.dev.tso.is_none();
+            for f in &mut self.dev.tx[before..] {
+                window::lower_window(&mut f.bytes, summed);
+            }
+        }
         for (handle, delay) in held {
             self.sockets.get_mut::<tcp::Socket>(handle).set_ack_delay(delay);
         }
