@@ -10,6 +10,7 @@
 //! is valid. They are verified in software too, except on hosts whose frames
 //! cannot arrive damaged, where the check could never fail (see [`Host::new`]).
 
+pub mod autosize;
 pub mod cpu;
 pub mod cpu_params;
 pub mod driver;

@@ -75,6 +75,12 @@ pub struct NicConfig {
     /// 64 KiB, which it cuts to the MSS (needs `checksum_offload`).
     #[serde(default)]
     pub tso: bool,
+    /// With TSO, the stack's output gathers a flow's data into super-segments
+    /// of whole MSS multiples up to 64 KiB, as Linux's TSO autosizing and
+    /// deferral do, holding a short one at most this long (0: off, each
+    /// segment smoltcp emits goes to the NIC as it is).
+    #[serde(default)]
+    pub tso_defer: Duration,
     /// Accelerated receive flow steering (Linux aRFS, `ethtool -K ntuple
     /// on` with RFS): the NIC steers a flow's packets to the receive queue
     /// whose interrupt goes to the core where the flow's application last

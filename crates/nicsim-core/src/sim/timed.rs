@@ -122,6 +122,8 @@ pub(super) struct Timed {
     /// so far: their difference is the reuse distance of the next byte read
     /// (DDIO, `memory.ddio`).
     pub(super) rx_data: (u64, u64),
+    /// TSO autosizing and deferral of the stack's output (`nic.tso_defer`).
+    pub(super) autosize: Option<crate::host::autosize::Autosize>,
 }
 
 /// Counters of the offload interface.
@@ -141,6 +143,8 @@ impl Timed {
     pub(super) fn new(timing: Timing, rx: AnyRxOffload, bin: Dur) -> Timed {
         let cores: Vec<_> = (0..timing.cpu.cores as usize).map(|i| Core::new(timing.core_hz(i), bin)).collect();
         let nic = Nic::new(timing.nic.rx_ring);
+        let autosize = (timing.nic.tso && timing.nic.tso_defer.0 > 0)
+            .then(|| crate::host::autosize::Autosize::new(Dur(timing.nic.tso_defer.0)));
         Timed {
             bus: Bus::new(&timing.bus),
             cpu_wakes: vec![None; cores.len()],
@@ -161,6 +165,7 @@ impl Timed {
             app_blocked: false,
             unread: (0, 0),
             rx_data: (0, 0),
+            autosize,
         }
     }
 
@@ -438,7 +443,13 @@ impl Sim {
         self.hosts[h].poll(now, credit);
         let blocked = self.hosts[h].dev.tx_blocked;
         self.timed(h).driver.stack_blocked = blocked;
-        let frames = std::mem::take(&mut self.hosts[h].dev.tx);
+        let mut frames = std::mem::take(&mut self.hosts[h].dev.tx);
+        if let Some(a) = self.timed(h).autosize.as_mut() {
+            frames = a.offer(frames, now);
+            if let Some(at) = a.deadline() {
+                self.request_poll(h, at);
+            }
+        }
         let msg = self.apps[h].current_msg();
         for frame in frames {
             let t = self.timed(h);

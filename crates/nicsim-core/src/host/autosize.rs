@@ -1,0 +1,217 @@
+//! TSO autosizing and deferral: Linux sends a TCP flow's data to a TSO NIC
+//! in super-segments of whole MSS multiples, up to 64 KiB, and waits a
+//! little for more data rather than send a short one (`tcp_tso_autosize`,
+//! `tcp_tso_should_defer`, `tcp_mss_split_point` in Linux 5.4's
+//! `net/ipv4/tcp_output.c`). smoltcp sends whatever the window allows at
+//! each poll, typically a couple of MSS as each ACK arrives. This stage
+//! sits between smoltcp and the driver and does what Linux's TCP output
+//! does: it holds a flow's data segment, appends the segments that follow
+//! it in sequence, and releases whole MSS multiples once 64 KiB are
+//! gathered, when anything else must go out first, or `hold` after the
+//! first byte was held. Units: bytes, picoseconds.
+//!
+//! Not modelled: the pacing-rate term of the autosize goal (Linux sizes
+//! super-segments to about 1 ms of the flow's rate, which is 64 KiB above
+//! about 0.5 Gb/s), the congestion- and receive-window tests of the
+//! deferral (smoltcp has already applied the windows).
+
+use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, TcpPacket, TcpSeqNumber};
+
+use super::TxFrame;
+use crate::engine::{Dur, Time};
+
+const ETH: usize = 14;
+/// Largest IP datagram a TSO super-segment may be (`GSO_MAX_SIZE`).
+const GSO_MAX: usize = 65_535;
+
+/// A held data segment.
+#[derive(Debug)]
+struct Held {
+    frame: TxFrame,
+    since: Time,
+}
+
+/// Where a frame's TCP payload starts, its flow and its sequence numbers.
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    headers: usize,
+    flow: [u8; 12],
+    seq: TcpSeqNumber,
+    len: usize,
+}
+
+fn data_segment(frame: &[u8]) -> Option<Seg> {
+    let eth = EthernetFrame::new_checked(frame).ok()?;
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return None;
+    }
+    let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
+    if ip.next_header() != IpProtocol::Tcp || ip.more_frags() || ip.frag_offset() != 0 {
+        return None;
+    }
+    let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
+    if tcp.syn() || tcp.fin() || tcp.rst() || tcp.payload().is_empty() {
+        return None;
+    }
+    let mut flow = [0u8; 12];
+    flow[..4].copy_from_slice(&ip.src_addr().octets());
+    flow[4..8].copy_from_slice(&ip.dst_addr().octets());
+    flow[8..10].copy_from_slice(&tcp.src_port().to_be_bytes());
+    flow[10..].copy_from_slice(&tcp.dst_port().to_be_bytes());
+    let headers = ETH + usize::from(ip.header_len()) + usize::from(tcp.header_len());
+    Some(Seg { headers, flow, seq: tcp.seq_number(), len: tcp.payload().len() })
+}
+
+/// `frame`'s headers with payload `payload` starting at sequence `seq`.
+fn rebuild(frame: &[u8], headers: usize, seq: TcpSeqNumber, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(headers + payload.len());
+    out.extend_from_slice(&frame[..headers]);
+    out.extend_from_slice(payload);
+    let mut ip = Ipv4Packet::new_unchecked(&mut out[ETH..]);
+    ip.set_total_len((headers - ETH + payload.len()) as u16);
+    let ip_len = usize::from(ip.header_len());
+    TcpPacket::new_unchecked(&mut out[ETH + ip_len..]).set_seq_number(seq);
+    out
+}
+
+/// The deferral stage of one host.
+#[derive(Debug)]
+pub struct Autosize {
+    hold: Dur,
+    held: Option<Held>,
+}
+
+impl Autosize {
+    /// A stage that holds a short super-segment at most `hold`.
+    pub fn new(hold: Dur) -> Autosize {
+        Autosize { hold, held: None }
+    }
+
+    /// When the held segment must go out, if one is held.
+    pub fn deadline(&self) -> Option<Time> {
+        self.held.as_ref().map(|h| h.since + self.hold)
+    }
+
+    /// The frames the stack emitted at `now`, in order: returns what goes to
+    /// the driver now, in order.
+    pub fn offer(&mut self, frames: Vec<TxFrame>, now: Time) -> Vec<TxFrame> {
+        let mut out = Vec::with_capacity(frames.len());
+        if self.deadline().is_some_and(|d| d <= now) {
+            out.extend(self.held.take().map(|h| h.frame));
+        }
+        for f in frames {
+            let (Some(mss), Some(seg)) = (f.tso_mss, data_segment(&f.bytes)) else {
+                // Anything else goes out after what was held before it.
+                out.extend(self.held.take().map(|h| h.frame));
+                out.push(f);
+                continue;
+            };
+            let follows = self.held.as_ref().and_then(|h| {
+                let s = data_segment(&h.frame.bytes).expect("only data segments are held");
+                (s.flow == seg.flow && s.seq + s.len == seg.seq && h.frame.tso_mss == Some(mss)).then_some(s)
+            });
+            // The data to send from `start`, and since when the first of it waits.
+            let (start, mut payload, since) = match (follows, self.held.take()) {
+                (Some(s), Some(mut h)) => {
+                    let mut payload = h.frame.bytes.split_off(s.headers);
+                    payload.truncate(s.len);
+                    payload.extend_from_slice(&f.bytes[seg.headers..seg.headers + seg.len]);
+                    (s.seq, payload, h.since)
+                }
+                (_, old) => {
+                    out.extend(old.map(|h| h.frame));
+                    (seg.seq, f.bytes[seg.headers..seg.headers + seg.len].to_vec(), now)
+                }
+            };
+            // Whole 64 KiB super-segments go out now (the newest segment's
+            // headers: its ACK, window and timestamps); the rest is held.
+            let goal = (GSO_MAX - (seg.headers - ETH)) / usize::from(mss) * usize::from(mss);
+            let mut seq = start;
+            while payload.len() >= goal {
+                let rest = payload.split_off(goal);
+                out.push(TxFrame { bytes: rebuild(&f.bytes, seg.headers, seq, &payload), tso_mss: Some(mss) });
+                seq += goal;
+                payload = rest;
+            }
+            if !payload.is_empty() {
+                let bytes = rebuild(&f.bytes, seg.headers, seq, &payload);
+                self.held = Some(Held { frame: TxFrame { bytes, tso_mss: Some(mss) }, since });
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TcpFrame;
+    use smoltcp::wire::TcpControl;
+
+    const MSS: u16 = 1448;
+
+    fn seg(seq: u32, len: usize, port: u16) -> TxFrame {
+        let payload: Vec<u8> = (0..len).map(|i| (seq as usize + i) as u8).collect();
+        let bytes = TcpFrame { seq, ack: Some(1), src_port: port, payload: &payload, ..Default::default() }.build();
+        TxFrame { bytes, tso_mss: Some(MSS) }
+    }
+
+    /// (sequence number, payload) of a frame.
+    fn data(f: &TxFrame) -> (u32, Vec<u8>) {
+        let s = data_segment(&f.bytes).expect("a data segment");
+        (s.seq.0 as u32, f.bytes[s.headers..s.headers + s.len].to_vec())
+    }
+
+    fn t(us: u64) -> Time {
+        Time(us * crate::engine::time::PS_PER_US)
+    }
+
+    #[test]
+    fn segments_in_sequence_gather_into_whole_64k_super_segments() {
+        let mut a = Autosize::new(Dur(20 * crate::engine::time::PS_PER_US));
+        let mut out = Vec::new();
+        let mut seq = 0u32;
+        // 60 segments of 2 MSS, 100 ns apart: 173,760 bytes in 6 us.
+        for i in 0..60 {
+            out.extend(a.offer(vec![seg(seq, 2 * usize::from(MSS), 1)], Time(i * 100_000)));
+            seq += 2 * u32::from(MSS);
+        }
+        let goal = (65_535 - 40) / 1448 * 1448; // 45 MSS under 20 bytes of IP and 20 of TCP header
+        assert_eq!(out.len(), 173_760 / goal);
+        let mut next = 0u32;
+        for f in &out {
+            let (s, p) = data(f);
+            assert_eq!((s, p.len()), (next, goal));
+            assert!(p.iter().enumerate().all(|(i, &b)| b == (s as usize + i) as u8), "the bytes are the stack's");
+            next += goal as u32;
+        }
+        // The rest waits, and goes out at the deadline.
+        // The second super-segment ended exactly with segment 44; what is
+        // held started waiting with segment 45.
+        assert_eq!(a.deadline(), Some(Time(45 * 100_000) + Dur(20 * crate::engine::time::PS_PER_US)));
+        let rest = a.offer(Vec::new(), a.deadline().unwrap());
+        assert_eq!(rest.len(), 1);
+        assert_eq!(data(&rest[0]), (next, (next..seq).map(|i| i as u8).collect()));
+        assert!(a.deadline().is_none());
+    }
+
+    #[test]
+    fn anything_else_goes_out_after_what_was_held_in_order() {
+        let mut a = Autosize::new(Dur(20 * crate::engine::time::PS_PER_US));
+        assert!(a.offer(vec![seg(0, 1000, 1)], t(0)).is_empty());
+        // Another flow: the held one goes out first, the new one is held.
+        let out = a.offer(vec![seg(5000, 500, 2)], t(1));
+        assert_eq!(out.iter().map(|f| data(f).0).collect::<Vec<_>>(), vec![0]);
+        // A gap in sequence: the same.
+        let out = a.offer(vec![seg(9000, 100, 2)], t(2));
+        assert_eq!(out.iter().map(|f| data(f).0).collect::<Vec<_>>(), vec![5000]);
+        // A FIN (not a data segment to gather) follows what was held.
+        let fin =
+            TcpFrame { seq: 9100, ack: Some(1), src_port: 2, control: TcpControl::Fin, ..Default::default() }.build();
+        let out = a.offer(vec![TxFrame { bytes: fin.clone(), tso_mss: None }], t(3));
+        assert_eq!(out.len(), 2);
+        assert_eq!(data(&out[0]).0, 9000);
+        assert_eq!(out[1].bytes, fin);
+        assert!(a.deadline().is_none());
+    }
+}
