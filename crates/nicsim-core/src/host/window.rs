@@ -72,7 +72,8 @@ mod tests {
 
     #[test]
     fn the_window_loses_one_unit_and_the_checksum_stays_valid() {
-        for (win, payload) in [(1000u16, &b""[..]), (1, &b"data"[..]), (0xffff, &[0xab; 1448][..]), (0x8000, &b"x"[..])] {
+        for (win, payload) in [(1000u16, &b""[..]), (1, &b"data"[..]), (0xffff, &[0xab; 1448][..]), (0x8000, &b"x"[..])]
+        {
             let mut f = TcpFrame { ack: Some(77), window: win, payload, ..Default::default() }.build();
             assert!(checksum_ok(&f));
             lower_window(&mut f, true);
