@@ -186,6 +186,14 @@ pub struct CpuConfig {
     /// two are different cores; 0: not modelled.
     #[serde(default)]
     pub line_transfer: u64,
+    /// Linux's socket backlog: a TCP segment that arrives while the
+    /// application is in a read or write call (which holds the socket lock)
+    /// waits in the backlog, and the application's core runs its TCP input
+    /// when the call releases the lock (`tcp_add_backlog`, `release_sock`);
+    /// other segments get TCP input in the softirq. Off: TCP input is part
+    /// of every frame's receive work in the softirq.
+    #[serde(default)]
+    pub socket_backlog: bool,
 }
 
 pub(super) fn one() -> u32 {

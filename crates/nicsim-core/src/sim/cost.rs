@@ -121,21 +121,29 @@ pub(super) fn rx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
     }
     if matches!(s.frag, Frag::Whole | Frag::Later { last: true }) {
         match s.proto {
-            Some(IpProtocol::Tcp) => {
-                let remote = if timing.split_cores() { cy(c.tcp_rx_remote) } else { 0 };
-                pieces.push((Layer::Tcp, cy(c.tcp_rx) + remote));
-                // `bh_lock_sock`; its line was the application's last.
-                let lock = cy(c.sock_lock);
-                push_nonzero(&mut pieces, Layer::Lock, lock + if lock > 0 { timing.line_transfer() } else { 0 });
-                if s.data == 0 {
-                    // An ACK or control segment is consumed here, not by a read.
-                    push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_free));
-                    push_nonzero(&mut pieces, Layer::Mm, cy(c.page_free));
-                }
-            }
+            // Under the socket backlog, TCP input is its own job (see `backlog.rs`).
+            Some(IpProtocol::Tcp) if !timing.cpu.socket_backlog => pieces.extend(tcp_input_pieces(timing, s, core)),
             Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_rx))),
             _ => {}
         }
+    }
+    pieces
+}
+
+/// TCP input of a segment on a core: the protocol, the socket lock, and
+/// for a segment without data (an ACK) its buffers, freed here.
+pub(super) fn tcp_input_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u64)> {
+    let c = &timing.costs;
+    let cy = |cost| timing.cycles_on(core, cost);
+    let remote = if timing.split_cores() { cy(c.tcp_rx_remote) } else { 0 };
+    let mut pieces = vec![(Layer::Tcp, cy(c.tcp_rx) + remote)];
+    // `bh_lock_sock`; its line was the application's last.
+    let lock = cy(c.sock_lock);
+    push_nonzero(&mut pieces, Layer::Lock, lock + if lock > 0 { timing.line_transfer() } else { 0 });
+    if s.data == 0 {
+        // An ACK or control segment is consumed here, not by a read.
+        push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_free));
+        push_nonzero(&mut pieces, Layer::Mm, cy(c.page_free));
     }
     pieces
 }

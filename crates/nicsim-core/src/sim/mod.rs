@@ -16,6 +16,7 @@
 //! on the link towards its destination MAC address (broadcasts on every other
 //! link). Nodes are numbered hosts first, then switches.
 
+mod backlog;
 mod cost;
 mod echo;
 mod measure;

@@ -74,6 +74,12 @@ pub(super) enum Next {
     AppComputed,
     /// Zero-copy: a failed speculation's cleanup is done; RX DMA may resume.
     SpecResume,
+    /// Socket backlog: TCP input of a segment is done in the softirq: hand
+    /// it to smoltcp.
+    RxStack(u64, Vec<u8>, u32),
+    /// Socket backlog: the application's core processed the segments that
+    /// waited while its call `1` held the socket.
+    Backlog(Vec<super::backlog::Waiting>, Op),
 }
 
 /// What the communication processor notices on a turn of its loop.
@@ -124,6 +130,14 @@ pub(super) struct Timed {
     pub(super) rx_data: (u64, u64),
     /// TSO autosizing and deferral of the stack's output (`nic.tso_defer`).
     pub(super) autosize: Option<crate::host::autosize::Autosize>,
+    /// Socket backlog (`cpu.socket_backlog`): the application is in a call
+    /// that holds the socket lock, and the segments that wait for it.
+    pub(super) owned: bool,
+    pub(super) backlog: Vec<super::backlog::Waiting>,
+    /// Socket backlog: TCP segments numbered in arrival order (next to
+    /// number, next to hand to smoltcp), and those done out of turn.
+    pub(super) order: (u64, u64),
+    pub(super) done: BTreeMap<u64, (Vec<u8>, u32)>,
 }
 
 /// Counters of the offload interface.
@@ -166,6 +180,10 @@ impl Timed {
             unread: (0, 0),
             rx_data: (0, 0),
             autosize,
+            owned: false,
+            backlog: Vec::new(),
+            order: (0, 0),
+            done: BTreeMap::new(),
         }
     }
 
@@ -233,6 +251,13 @@ pub(super) struct Ctx {
     class: Class,
 }
 
+impl Ctx {
+    /// The application's context on `core`.
+    pub(super) fn task(core: usize) -> Ctx {
+        Ctx { core, class: Class::Task }
+    }
+}
+
 impl Sim {
     pub(super) fn timed(&mut self, h: usize) -> &mut Timed {
         self.timed[h].as_mut().expect("a timed host")
@@ -298,26 +323,15 @@ impl Sim {
         match job.then {
             Next::AppOp(op) => {
                 self.perform(h, op, now)?;
-                // A reader works on what it read before its next call; the
-                // stack's reaction to the read (a window update) comes first.
-                let t = self.timed(h);
-                let compute = t.timing.app.cycles(op.bytes());
-                let computing = compute > 0 && matches!(op, Op::Read { .. } | Op::RecvFrom { .. });
-                t.app_busy = computing;
-                let app_core = t.timing.cpu.app_core as usize;
-                if t.timing.offload.enabled {
-                    self.ring_doorbell(h, now);
-                    self.app_kick(h, now, false);
-                } else {
-                    self.timed_poll(h, now, Ctx { core: app_core, class: Class::Task }, false);
+                if !self.release_sock(h, op, now) {
+                    self.after_call(h, op, now);
                 }
-                if computing {
-                    let msg = self.apps[h].current_msg();
-                    let job = Job::new(Class::Task, vec![(Layer::App, compute)], Next::AppComputed)
-                        .for_msg(msg)
-                        .on(Path::Receive);
-                    self.submit(h, app_core, now, job);
-                }
+            }
+            Next::Backlog(frames, op) => self.on_backlog_done(h, frames, op, now)?,
+            Next::RxStack(id, frame, segments) => {
+                self.tcp_input_done(h, (id, frame, segments), now)?;
+                let ctx = self.irq_ctx(h);
+                self.timed_poll(h, now, ctx, true);
             }
             Next::CommCopy(op, cycles) => {
                 let t = self.timed(h);
@@ -361,23 +375,7 @@ impl Sim {
                 self.timed(h).completion_pending = false;
                 self.app_kick(h, now, woken);
             }
-            Next::RxDeliver(frame, segments) => {
-                self.note_deliver(h, frame.len(), now);
-                let t = self.timed(h);
-                let c = &t.timing.costs;
-                if (c.skb_free.total(1) > 0 || c.page_free.total(1) > 0) && shape(&frame).data > 0 {
-                    // The read that consumes it frees its sk_buff and buffers.
-                    t.unread.0 += 1;
-                    t.unread.1 += u64::from(segments);
-                }
-                if crate::workload::via::is_via(&frame) {
-                    self.via_deliver(h, &frame, now)?;
-                } else {
-                    self.hosts[h].receive(frame, segments);
-                }
-                let ctx = self.irq_ctx(h);
-                self.timed_poll(h, now, ctx, true);
-            }
+            Next::RxDeliver(frame, segments) => self.rx_delivered(h, frame, segments, now)?,
             Next::TxToRing(seq, frame) => {
                 let t = self.timed(h);
                 let (nic, ring) = (&mut t.nic, t.timing.nic.tx_ring);
@@ -433,6 +431,31 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// The application's call `op` is over: the stack reacts to it (a read's
+    /// window update), then a reader computes on what it read or the
+    /// application makes its next call.
+    pub(super) fn after_call(&mut self, h: usize, op: Op, now: Time) {
+        // A reader works on what it read before its next call; the
+        // stack's reaction to the read (a window update) comes first.
+        let t = self.timed(h);
+        let compute = t.timing.app.cycles(op.bytes());
+        let computing = compute > 0 && matches!(op, Op::Read { .. } | Op::RecvFrom { .. });
+        t.app_busy = computing;
+        let app_core = t.timing.cpu.app_core as usize;
+        if t.timing.offload.enabled {
+            self.ring_doorbell(h, now);
+            self.app_kick(h, now, false);
+        } else {
+            self.timed_poll(h, now, Ctx { core: app_core, class: Class::Task }, false);
+        }
+        if computing {
+            let msg = self.apps[h].current_msg();
+            let job =
+                Job::new(Class::Task, vec![(Layer::App, compute)], Next::AppComputed).for_msg(msg).on(Path::Receive);
+            self.submit(h, app_core, now, job);
+        }
     }
 
     /// Poll the stack of timed host `h` at `now` in context `ctx`; every
@@ -652,6 +675,8 @@ impl Sim {
         } else {
             Next::AppOp(op)
         };
+        // A read or write holds the socket lock until it ends (socket backlog).
+        t.owned = t.timing.cpu.socket_backlog && matches!(op, Op::Read { .. } | Op::Write { .. });
         let job = Job::new(Class::Task, pieces, then).for_msg(msg).on(path);
         self.submit(h, core, now, job);
     }

@@ -133,3 +133,20 @@ fn gro_kept_across_full_napi_polls_merges_larger_segments() {
     // Nothing is lost by holding: every byte arrives, checked.
     assert!(linux.summary.verified);
 }
+
+#[test]
+fn the_socket_backlog_moves_tcp_input_to_the_application_core_in_order() {
+    let tcp_on_app_core = |r: &Report| timing(r, 1).cores[1].cycles.get("tcp").copied().unwrap_or(0);
+    let off = flow("1500B", "");
+    let on = flow("1500B", "cpu = { socket_backlog = true }");
+    // Segments that came while the reader held the socket get their TCP
+    // input on the reader's core when it lets go.
+    assert!(tcp_on_app_core(&on) > 2 * tcp_on_app_core(&off), "{} vs {}", tcp_on_app_core(&on), tcp_on_app_core(&off));
+    // The socket still sees every segment in order: nothing is retransmitted.
+    assert!(on.summary.verified);
+    assert_eq!(on.summary.retransmissions, 0);
+    // The same with the stack on the reader's core (aRFS) and with GRO.
+    let arfs = flow("9000B", "cpu = { socket_backlog = true }\nnic = { tso = true, lro = \"gro\", arfs = true }");
+    assert!(arfs.summary.verified);
+    assert_eq!(arfs.summary.retransmissions, 0);
+}

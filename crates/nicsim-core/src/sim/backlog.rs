@@ -1,0 +1,134 @@
+//! Linux's socket backlog on a timed host (`cpu.socket_backlog`): a TCP
+//! segment that arrives while the application is in a read or write call,
+//! which holds the socket lock, is queued (`tcp_add_backlog`); when the call
+//! releases the lock (`release_sock`), the application's core runs TCP
+//! input for everything queued, and only then is its next call free to
+//! start. Segments that find the socket free get TCP input in the softirq,
+//! after the driver, device and IP work of their frame. Either way the
+//! socket sees segments in the order the softirq handed them over (the
+//! softirq's own spinlock orders them in Linux). Without the backlog, TCP
+//! input is part of each frame's receive job.
+
+use super::cost::{shape, tcp_input_pieces, Frag};
+use super::timed::{Ctx, Next};
+use super::Sim;
+use crate::engine::Time;
+use crate::host::cpu::{Class, Job, Path};
+use crate::workload::Op;
+use smoltcp::wire::IpProtocol;
+
+/// A segment waiting for TCP input: its place in arrival order, the frame,
+/// the segments merged into it.
+pub(super) type Waiting = (u64, Vec<u8>, u32);
+
+impl Sim {
+    /// TCP input of segment `w` is done: hand it, and whatever waited
+    /// behind it, to smoltcp in arrival order.
+    pub(super) fn tcp_input_done(&mut self, h: usize, w: Waiting, now: Time) -> Result<(), crate::Error> {
+        let t = self.timed(h);
+        t.done.insert(w.0, (w.1, w.2));
+        loop {
+            let t = self.timed(h);
+            let Some((frame, segments)) = t.done.remove(&t.order.1) else { return Ok(()) };
+            t.order.1 += 1;
+            self.rx_to_stack(h, frame, segments, now)?;
+        }
+    }
+
+    /// The receive work of `frame` (`segments` merged) is done.
+    pub(super) fn rx_delivered(
+        &mut self,
+        h: usize,
+        frame: Vec<u8>,
+        segments: u32,
+        now: Time,
+    ) -> Result<(), crate::Error> {
+        let t = self.timed(h);
+        let sh = shape(&frame);
+        if !t.timing.cpu.socket_backlog || sh.proto != Some(IpProtocol::Tcp) || sh.frag != Frag::Whole {
+            self.rx_to_stack(h, frame, segments, now)?;
+            let ctx = self.irq_ctx(h);
+            self.timed_poll(h, now, ctx, true);
+            return Ok(());
+        }
+        let id = t.order.0;
+        t.order.0 += 1;
+        if t.owned {
+            t.backlog.push((id, frame, segments));
+            return Ok(());
+        }
+        let core = t.timing.stack_core();
+        let pieces = tcp_input_pieces(&t.timing, sh, core);
+        let msg = self.apps[h].current_msg();
+        let job = Job::new(Class::Softirq, pieces, Next::RxStack(id, frame, segments)).for_msg(msg).on(Path::Receive);
+        self.submit(h, core, now, job);
+        Ok(())
+    }
+
+    /// Hand a received frame to the host's stack (taken at its next poll).
+    pub(super) fn rx_to_stack(
+        &mut self,
+        h: usize,
+        frame: Vec<u8>,
+        segments: u32,
+        now: Time,
+    ) -> Result<(), crate::Error> {
+        self.note_deliver(h, frame.len(), now);
+        let t = self.timed(h);
+        let c = &t.timing.costs;
+        if (c.skb_free.total(1) > 0 || c.page_free.total(1) > 0) && shape(&frame).data > 0 {
+            // The read that consumes it frees its sk_buff and buffers.
+            t.unread.0 += 1;
+            t.unread.1 += u64::from(segments);
+        }
+        if crate::workload::via::is_via(&frame) {
+            self.via_deliver(h, &frame, now)?;
+        } else {
+            self.hosts[h].receive(frame, segments);
+        }
+        Ok(())
+    }
+
+    /// The application's call `op` is over: release the socket. Returns
+    /// true when segments waited in the backlog: the call then goes on with
+    /// their TCP input on the application's core.
+    pub(super) fn release_sock(&mut self, h: usize, op: Op, now: Time) -> bool {
+        let t = self.timed(h);
+        if !t.owned {
+            return false;
+        }
+        if t.backlog.is_empty() {
+            t.owned = false;
+            return false;
+        }
+        let frames = std::mem::take(&mut t.backlog);
+        let core = t.timing.cpu.app_core as usize;
+        let pieces: Vec<_> = frames.iter().flat_map(|(_, f, _)| tcp_input_pieces(&t.timing, shape(f), core)).collect();
+        let msg = self.apps[h].current_msg();
+        let job = Job::new(Class::Task, pieces, Next::Backlog(frames, op)).for_msg(msg).on(Path::Receive);
+        self.submit(h, core, now, job);
+        true
+    }
+
+    /// The application's core processed the backlog `frames` of call `op`.
+    pub(super) fn on_backlog_done(
+        &mut self,
+        h: usize,
+        frames: Vec<Waiting>,
+        op: Op,
+        now: Time,
+    ) -> Result<(), crate::Error> {
+        for w in frames {
+            self.tcp_input_done(h, w, now)?;
+        }
+        if self.release_sock(h, op, now) {
+            // More came meanwhile: the stack sees everything once the lock is free.
+            return Ok(());
+        }
+        let core = self.timed(h).timing.cpu.app_core as usize;
+        // The stack answers what the backlog brought (ACKs, window updates).
+        self.timed_poll(h, now, Ctx::task(core), false);
+        self.after_call(h, op, now);
+        Ok(())
+    }
+}
