@@ -435,13 +435,13 @@ pub struct StackCosts {
     /// the softirq, per sent frame reclaimed (layer `skb`).
     #[serde(default)]
     pub skb_free: Cost,
-    /// Packet memory allocated: per receive buffer the driver posts, per
-    /// 32 KiB page fragment a send call fills (`sk_page_frag_refill`)
-    /// (layer `mm`).
+    /// Packet memory allocated: per 4 KiB receive buffer page the driver
+    /// posts (a jumbo frame fills several), per 32 KiB page fragment a send
+    /// call fills (`sk_page_frag_refill`) (layer `mm`).
     #[serde(default)]
     pub page_alloc: Cost,
-    /// Packet memory freed: per received frame's buffer, with its segment;
-    /// per sent frame reclaimed (layer `mm`).
+    /// Packet memory freed: per 4 KiB page of a received frame, with its
+    /// segment; per sent frame reclaimed (layer `mm`).
     #[serde(default)]
     pub page_free: Cost,
     /// The socket lock, taken and released: per socket call, per segment

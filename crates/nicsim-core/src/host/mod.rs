@@ -30,7 +30,7 @@ use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Cidr};
 
 use crate::engine::rng::component_u64;
 use crate::engine::Time;
-use stack_config::{CoalescedAck, CongestionControl, DelayedAck, StackConfig};
+use stack_config::{CoalescedAck, CongestionControl, DelayedAck, StackConfig, WriteWakeup};
 
 thread_local! {
     /// The simulated time in milliseconds, read by the TCP timestamp
@@ -252,6 +252,11 @@ impl Host {
         self.tcp_sockets.push((handle, t.quickack_segments));
         self.quickack_settled = false;
         handle
+    }
+
+    /// When a writer blocked on a full send buffer resumes (`tcp.write_wakeup`).
+    pub fn write_wakeup(&self) -> WriteWakeup {
+        self.cfg.tcp.write_wakeup
     }
 
     /// Remove a TCP socket the application is finished with.

@@ -78,7 +78,7 @@ pub struct NicConfig {
     /// With TSO, the stack's output gathers a flow's data into super-segments
     /// of whole MSS multiples up to 64 KiB, as Linux's TSO autosizing and
     /// deferral do, holding a short one at most this long (0: off, each
-    /// segment smoltcp emits goes to the NIC as it is).
+    /// segment smoltcp emits goes to the NIC as it is; no effect without TSO).
     #[serde(default)]
     pub tso_defer: Duration,
     /// Accelerated receive flow steering (Linux aRFS, `ethtool -K ntuple

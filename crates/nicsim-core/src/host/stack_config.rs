@@ -103,6 +103,23 @@ pub struct TcpConfig {
     /// like any segment (smoltcp alone: the first frame after an ACK waits).
     #[serde(default)]
     pub coalesced_ack: CoalescedAck,
+    /// When a writer that found the send buffer full makes its next call:
+    /// `any` as soon as any room frees; `third` once a third of the buffer
+    /// is free or its whole next write fits, as a Linux writer blocked in
+    /// `sk_stream_wait_memory` is woken by `sk_stream_write_space`.
+    #[serde(default)]
+    pub write_wakeup: WriteWakeup,
+}
+
+/// When a writer blocked on a full send buffer resumes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteWakeup {
+    /// As soon as any room frees.
+    #[default]
+    Any,
+    /// Once a third of the buffer is free (or the whole write fits).
+    Third,
 }
 
 /// How a receiver ACKs a segment that stands for several (LRO/GRO).
@@ -144,6 +161,7 @@ impl Default for TcpConfig {
             timestamps: true,
             mss: None,
             coalesced_ack: CoalescedAck::default(),
+            write_wakeup: WriteWakeup::default(),
         }
     }
 }

@@ -151,9 +151,6 @@ impl Timing {
         if n.tso_defer.0 > crate::engine::time::PS_PER_S {
             return err("nic.tso_defer", format!("must be at most 1s, got {}", n.tso_defer));
         }
-        if n.tso_defer.0 > 0 && !n.tso {
-            return err("nic.tso_defer", "needs nic.tso = true (it gathers TSO super-segments)".into());
-        }
         if n.napi_budget == 0 {
             return err("nic.napi_budget", "must be at least 1".into());
         }

@@ -79,7 +79,7 @@ impl Sim {
         if (c.skb_free.total(1) > 0 || c.page_free.total(1) > 0) && shape(&frame).data > 0 {
             // The read that consumes it frees its sk_buff and buffers.
             t.unread.0 += 1;
-            t.unread.1 += u64::from(segments);
+            t.unread.1 += super::nic::rx_pages(frame.len() as u64, segments);
         }
         if crate::workload::via::is_via(&frame) {
             self.via_deliver(h, &frame, now)?;
@@ -118,16 +118,17 @@ impl Sim {
         op: Op,
         now: Time,
     ) -> Result<(), crate::Error> {
+        let core = self.timed(h).timing.cpu.app_core as usize;
         for w in frames {
             self.tcp_input_done(h, w, now)?;
+            // TCP input answers each segment as it goes (an ACK every
+            // second segment), here on the application's core.
+            self.timed_poll(h, now, Ctx::task(core), false);
         }
         if self.release_sock(h, op, now) {
-            // More came meanwhile: the stack sees everything once the lock is free.
+            // More came meanwhile: it is processed before the lock is free.
             return Ok(());
         }
-        let core = self.timed(h).timing.cpu.app_core as usize;
-        // The stack answers what the backlog brought (ACKs, window updates).
-        self.timed_poll(h, now, Ctx::task(core), false);
         self.after_call(h, op, now);
         Ok(())
     }

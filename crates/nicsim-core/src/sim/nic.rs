@@ -270,6 +270,7 @@ impl Sim {
         let budget = if t.timing.nic.napi || t.polled() { t.timing.nic.napi_budget as usize } else { usize::MAX };
         let mut take = t.nic.rx_done.len().min(budget);
         let frames: Vec<(Time, Vec<u8>, u32)> = t.nic.rx_done.drain(..take).collect();
+        let pages: u64 = frames.iter().map(|(_, f, _)| rx_pages(f.len() as u64, 1)).sum();
         let cleaned = std::mem::take(&mut t.nic.tx_done);
         t.nic.tx_done_since = None;
         let core = t.timing.stack_core();
@@ -314,10 +315,11 @@ impl Sim {
         }
         let refill = t.timing.cycles_on(core, t.timing.costs.driver_refill) * take as u64;
         leftover.push((Layer::Driver, refill));
-        // Each fresh buffer is a newly allocated page (fragment); each frame
-        // taken got an sk_buff head built around its buffer.
+        // Fresh buffers are newly allocated pages, as many as the frames
+        // taken filled; each frame taken got an sk_buff head built around
+        // its buffer.
         let c = &t.timing.costs;
-        push_nonzero(&mut leftover, Layer::Mm, t.timing.cycles_on(core, c.page_alloc) * take as u64);
+        push_nonzero(&mut leftover, Layer::Mm, t.timing.cycles_on(core, c.page_alloc) * pages);
         push_nonzero(&mut leftover, Layer::Skb, t.timing.cycles_on(core, c.skb_alloc) * take as u64);
         let job = Job::new(Class::Softirq, leftover, Next::BatchDone(take as u32));
         jobs.push(job.for_msg(msg).on(Path::Receive));
@@ -383,4 +385,12 @@ impl Sim {
     pub(super) fn on_offload_event(&mut self, h: usize, ev: OffloadEvent, now: Time) -> Result<(), crate::Error> {
         self.with_offload(h, now, |e, cx| e.on_event(cx, ev))
     }
+}
+
+/// Receive buffer pages a frame of `len` bytes made of `segments` wire
+/// frames filled: each wire frame takes whole 4 KiB pages (mlx5 splits a
+/// jumbo frame into page-sized fragments; a 1500-byte frame fits in one).
+pub(super) fn rx_pages(len: u64, segments: u32) -> u64 {
+    let segments = u64::from(segments.max(1));
+    segments * len.div_ceil(segments).div_ceil(4096)
 }

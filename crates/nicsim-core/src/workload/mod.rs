@@ -31,6 +31,7 @@ use smoltcp::wire::IpAddress;
 
 use crate::config::{BulkConfig, NetpipeConfig, RrConfig, WorkloadConfig};
 use crate::engine::Time;
+use crate::host::stack_config::WriteWakeup;
 use crate::host::Host;
 pub use install::install;
 use pattern::Pattern;
@@ -320,7 +321,13 @@ impl App {
                 if s.sent == limit {
                     return Some(Op::Close { sock: s.sock });
                 }
-                let n = (limit - s.sent).min(s.chunk).min(room(sock));
+                let want = (limit - s.sent).min(s.chunk);
+                let room = room(sock);
+                if host.write_wakeup() == WriteWakeup::Third && room < want && room < sock.send_capacity() as u64 / 3 {
+                    // Blocked until a third of the buffer is free (Linux).
+                    return None;
+                }
+                let n = want.min(room);
                 (n > 0).then_some(Op::Write { sock: s.sock, bytes: n })
             }
             App::BulkRx(r) => {
