@@ -221,10 +221,12 @@ def test_the_scenario_is_the_studys_set_up() -> None:
     assert [h["name"] for h in s["hosts"]] == ["a", "b"]
     for h in s["hosts"]:
         assert h["profile"] == "cai-xeon-6128"
-        assert h["tcp"] == {"rx_buffer": "12MiB", "tx_buffer": "12MiB"}
+        # 12 MB socket buffers; a writer blocks until a third of its buffer is free (Linux).
+        assert h["tcp"] == {"rx_buffer": "12MiB", "tx_buffer": "12MiB", "write_wakeup": "third"}
     (link,) = s["links"]
     assert (link["rate"], link["propagation"], link["endpoints"]) == ("100Gbps", "500ns", ["a", "b"])
     assert (s["workload"]["bulk"]["from"], s["workload"]["bulk"]["to"]) == ("a", "b")
+    assert s["workload"]["bulk"]["write_size"] == "128KiB", "iperf's default read and write size"
 
 
 def test_claims_are_rows_with_computed_0_or_1_verdicts(rows: list[comparison.Row], short: Path) -> None:
