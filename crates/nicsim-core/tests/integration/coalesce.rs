@@ -9,7 +9,20 @@ use nicsim_core::sim::TimingReport;
 use crate::ideal::{bulk, config_error, run};
 
 /// Two modern hosts over 10 GbE, MTU 1500; `nic` and `tcp` are inline tables' fields.
+/// TSO is off and, unless `nic` says otherwise, so is coalescing, with
+/// GRO flushed at the end of every batch: what these tests compare.
 fn pair(nic: &str, tcp: &str, bytes: &str) -> String {
+    let mut fields = vec!["tso = false".to_string()];
+    if !nic.contains("lro =") {
+        fields.push("lro = \"off\"".into());
+    }
+    if !nic.contains("gro_flush") {
+        fields.push("gro_flush = \"batch\"".into());
+    }
+    if !nic.is_empty() {
+        fields.push(nic.to_string());
+    }
+    let nic = fields.join(", ");
     let host = |name: &str| {
         format!(
             "[[hosts]]\nname = \"{name}\"\nprofile = \"modern-x86-pcie\"\n\

@@ -279,8 +279,9 @@ fn tso_cuts_sender_cycles_per_byte_and_keeps_frames_valid() {
 
     let link = "rate = \"10Gbps\"";
     let buffers = "tcp = { rx_buffer = \"4MiB\", tx_buffer = \"4MiB\" }";
-    let with = format!("{buffers}\nnic = {{ tso = true }}");
-    let plain = run(&timed_pair("modern-x86-pcie", buffers, buffers, link, &bulk("32MiB")));
+    let with = format!("{buffers}\nnic = {{ tso = true, tso_defer = \"0ns\" }}");
+    let without = format!("{buffers}\nnic = {{ tso = false }}");
+    let plain = run(&timed_pair("modern-x86-pcie", &without, buffers, link, &bulk("32MiB")));
     let dir = std::env::temp_dir().join(format!("nicsim-tso-{}", std::process::id()));
     let text = timed_pair("modern-x86-pcie", &with, buffers, link, &bulk("32MiB"));
     let tso = run_toml(&text, &RunOptions { pcap_dir: Some(dir.clone()), ..Default::default() }).unwrap();
