@@ -161,3 +161,15 @@ fn the_socket_backlog_moves_tcp_input_to_the_application_core_in_order() {
     assert!(arfs.summary.verified);
     assert_eq!(arfs.summary.retransmissions, 0);
 }
+
+#[test]
+fn one_flow_between_two_default_modern_hosts_fills_a_10g_link() {
+    // Linux's defaults (TSO with autosizing, GRO, moderation, NAPI) are in
+    // the profile: a real host pair sits at the Ethernet ceiling here.
+    let text = crate::ideal::scenario_file("modern-10gbe-timed").replace("bytes = \"256MiB\"", "bytes = \"64MiB\"");
+    let r = run(&text);
+    assert!(r.summary.verified);
+    let gbps = r.summary.goodput_bps / 1e9;
+    assert!(gbps >= 9.3, "{gbps:.3} Gb/s");
+    assert!(gbps <= r.summary.ceiling_bps.unwrap() / 1e9, "never above the ceiling");
+}
