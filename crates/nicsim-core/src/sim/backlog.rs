@@ -9,17 +9,13 @@
 //! softirq's own spinlock orders them in Linux). Without the backlog, TCP
 //! input is part of each frame's receive job.
 
-use super::cost::{shape, tcp_input_pieces, Frag};
-use super::timed::{Ctx, Next};
+use super::cost::{rx_pages, shape, tcp_input_pieces, Frag};
+use super::timed::{Ctx, Next, Waiting};
 use super::Sim;
 use crate::engine::Time;
 use crate::host::cpu::{Class, Job, Path};
 use crate::workload::Op;
 use smoltcp::wire::IpProtocol;
-
-/// A segment waiting for TCP input: its place in arrival order, the frame,
-/// the segments merged into it.
-pub(super) type Waiting = (u64, Vec<u8>, u32);
 
 impl Sim {
     /// TCP input of segment `w` is done: hand it, and whatever waited
@@ -79,7 +75,7 @@ impl Sim {
         if (c.skb_free.total(1) > 0 || c.page_free.total(1) > 0) && shape(&frame).data > 0 {
             // The read that consumes it frees its sk_buff and buffers.
             t.unread.0 += 1;
-            t.unread.1 += super::nic::rx_pages(frame.len() as u64, segments);
+            t.unread.1 += rx_pages(frame.len() as u64, segments);
         }
         if crate::workload::via::is_via(&frame) {
             self.via_deliver(h, &frame, now)?;

@@ -189,3 +189,11 @@ fn via_rx_pieces(timing: &Timing, v: via::FrameInfo, core: usize) -> Vec<(Layer,
     let copy = timing.copy_cycles(v.payload, false);
     vec![(Layer::Driver, cy(c.driver_rx)), (Layer::ViaTransport, transport), (Layer::Copy, copy)]
 }
+
+/// Receive buffer pages a frame of `len` bytes made of `segments` wire
+/// frames filled: each wire frame takes whole 4 KiB pages (mlx5 splits a
+/// jumbo frame into page-sized fragments; a 1500-byte frame fits in one).
+pub(super) fn rx_pages(len: u64, segments: u32) -> u64 {
+    let segments = u64::from(segments.max(1));
+    segments * len.div_ceil(segments).div_ceil(4096)
+}

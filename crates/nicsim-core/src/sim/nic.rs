@@ -5,7 +5,7 @@
 //! for. The NIC's state is [`crate::nic::device::Nic`]; the engines are in
 //! [`crate::nic::offload`]. Units: picoseconds, bytes, frames.
 
-use super::cost::{push_nonzero, rx_cost, shape};
+use super::cost::{push_nonzero, rx_cost, rx_pages, shape};
 use super::timed::Next;
 use super::{Event, Port, Sim};
 use crate::bus::BusOp;
@@ -385,12 +385,4 @@ impl Sim {
     pub(super) fn on_offload_event(&mut self, h: usize, ev: OffloadEvent, now: Time) -> Result<(), crate::Error> {
         self.with_offload(h, now, |e, cx| e.on_event(cx, ev))
     }
-}
-
-/// Receive buffer pages a frame of `len` bytes made of `segments` wire
-/// frames filled: each wire frame takes whole 4 KiB pages (mlx5 splits a
-/// jumbo frame into page-sized fragments; a 1500-byte frame fits in one).
-pub(super) fn rx_pages(len: u64, segments: u32) -> u64 {
-    let segments = u64::from(segments.max(1));
-    segments * len.div_ceil(segments).div_ceil(4096)
 }

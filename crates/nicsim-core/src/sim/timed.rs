@@ -40,6 +40,10 @@ use crate::nic::offload::{AnyRxOffload, OffloadEvent, SocketCall};
 use crate::probe::observer;
 use crate::workload::Op;
 
+/// A segment waiting for TCP input (socket backlog): its place in arrival
+/// order, the frame, the segments merged into it.
+pub(super) type Waiting = (u64, Vec<u8>, u32);
+
 /// What happens when a CPU job completes.
 #[derive(Debug)]
 pub(super) enum Next {
@@ -79,7 +83,7 @@ pub(super) enum Next {
     RxStack(u64, Vec<u8>, u32),
     /// Socket backlog: the application's core processed the segments that
     /// waited while its call `1` held the socket.
-    Backlog(Vec<super::backlog::Waiting>, Op),
+    Backlog(Vec<Waiting>, Op),
 }
 
 /// What the communication processor notices on a turn of its loop.
@@ -133,7 +137,7 @@ pub(super) struct Timed {
     /// Socket backlog (`cpu.socket_backlog`): the application is in a call
     /// that holds the socket lock, and the segments that wait for it.
     pub(super) owned: bool,
-    pub(super) backlog: Vec<super::backlog::Waiting>,
+    pub(super) backlog: Vec<Waiting>,
     /// Socket backlog: TCP segments numbered in arrival order (next to
     /// number, next to hand to smoltcp), and those done out of turn.
     pub(super) order: (u64, u64),
