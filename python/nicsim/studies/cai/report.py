@@ -169,12 +169,19 @@ def calibration(runs: Runs, ctx: Context) -> list[str]:
     return lines
 
 
-def throughput(runs: Runs, ctx: Context) -> list[str]:
-    """Throughput, throughput per core and CPU % of each side across the configurations."""
+def _predictions(ctx: Context, runs: Runs, kind: str) -> dict[str, Metrics]:
+    """Every configuration's metrics; the prediction rows of quantity `kind`
+    (the configurations outside the calibration set) go to comparison.csv."""
     ms = metrics(ctx, runs)
     for config, m in ms.items():
         if config not in CALIBRATION:
-            _add(ctx, config, [q for q in quantities(config, m) if q.kind == "throughput"])
+            _add(ctx, config, [q for q in quantities(config, m) if q.kind == kind])
+    return ms
+
+
+def throughput(runs: Runs, ctx: Context) -> list[str]:
+    """Throughput, throughput per core and CPU % of each side across the configurations."""
+    ms = _predictions(ctx, runs, "throughput")
     ids = list(ms)
     labels = [CONFIG[c].label for c in ids]
     rows: list[dict[str, Any]] = []
@@ -254,10 +261,7 @@ def _yes(b: bool) -> str:
 
 def breakdowns(runs: Runs, ctx: Context) -> list[str]:
     """The CPU breakdown by category: stacked bars per configuration, one panel per side."""
-    ms = metrics(ctx, runs)
-    for config, m in ms.items():
-        if config not in CALIBRATION:
-            _add(ctx, config, [q for q in quantities(config, m) if q.kind == "breakdown"])
+    ms = _predictions(ctx, runs, "breakdown")
     ids = list(ms)
     rows: list[dict[str, Any]] = []
     for c, m in ms.items():
