@@ -110,17 +110,8 @@ pub fn units(data: &[u8]) {
 
 /// The TCP payload of a TCP/IPv4 frame (up to the IP total length), if it is one.
 fn tcp_payload(frame: &[u8]) -> Option<&[u8]> {
-    let eth = EthernetFrame::new_checked(frame).ok()?;
-    if eth.ethertype() != EthernetProtocol::Ipv4 {
-        return None;
-    }
-    let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
-    if ip.next_header() != IpProtocol::Tcp || ip.more_frags() || ip.frag_offset() != 0 {
-        return None;
-    }
-    let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
-    let off = frame.len() - eth.payload().len() + usize::from(ip.header_len()) + usize::from(tcp.header_len());
-    Some(&frame[off..off + tcp.payload().len()])
+    let v = nicsim_core::probe::wire::TcpView::parse(frame)?;
+    Some(&frame[v.headers()..v.headers() + v.payload])
 }
 
 /// TSO and checksum offload: the first two bytes choose the MSS, the rest is the frame.

@@ -15,10 +15,11 @@
 //! about 0.5 Gb/s), the congestion- and receive-window tests of the
 //! deferral (smoltcp has already applied the windows).
 
-use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, TcpPacket, TcpSeqNumber};
+use smoltcp::wire::{Ipv4Packet, TcpPacket, TcpSeqNumber};
 
 use super::TxFrame;
 use crate::engine::{Dur, Time};
+use crate::probe::wire::TcpView;
 
 const ETH: usize = 14;
 /// Largest IP datagram a TSO super-segment may be (`GSO_MAX_SIZE`).
@@ -35,31 +36,18 @@ struct Held {
 #[derive(Debug, Clone, Copy)]
 struct Seg {
     headers: usize,
-    flow: [u8; 12],
+    flow: ([u8; 4], u16, [u8; 4], u16),
     seq: TcpSeqNumber,
     len: usize,
 }
 
+/// The segment of `frame` if it carries data and no SYN, FIN or RST.
 fn data_segment(frame: &[u8]) -> Option<Seg> {
-    let eth = EthernetFrame::new_checked(frame).ok()?;
-    if eth.ethertype() != EthernetProtocol::Ipv4 {
+    let v = TcpView::parse(frame)?;
+    if v.syn || v.fin || v.rst || v.payload == 0 {
         return None;
     }
-    let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
-    if ip.next_header() != IpProtocol::Tcp || ip.more_frags() || ip.frag_offset() != 0 {
-        return None;
-    }
-    let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
-    if tcp.syn() || tcp.fin() || tcp.rst() || tcp.payload().is_empty() {
-        return None;
-    }
-    let mut flow = [0u8; 12];
-    flow[..4].copy_from_slice(&ip.src_addr().octets());
-    flow[4..8].copy_from_slice(&ip.dst_addr().octets());
-    flow[8..10].copy_from_slice(&tcp.src_port().to_be_bytes());
-    flow[10..].copy_from_slice(&tcp.dst_port().to_be_bytes());
-    let headers = ETH + usize::from(ip.header_len()) + usize::from(tcp.header_len());
-    Some(Seg { headers, flow, seq: tcp.seq_number(), len: tcp.payload().len() })
+    Some(Seg { headers: v.headers(), flow: v.flow, seq: TcpSeqNumber(v.seq as i32), len: v.payload })
 }
 
 /// `frame`'s headers with payload `payload` starting at sequence `seq`.

@@ -8,7 +8,63 @@ use std::collections::BTreeMap;
 use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, TcpPacket};
 
 /// A TCP flow as seen on one direction of a link.
-type FlowKey = ([u8; 4], u16, [u8; 4], u16);
+pub type FlowKey = ([u8; 4], u16, [u8; 4], u16);
+
+/// Bytes of an Ethernet header.
+const ETH: usize = 14;
+
+/// What a TCP segment in an unfragmented IPv4 Ethernet frame is: its header
+/// lengths, its flow, its sequence number, its payload length (up to the IP
+/// total length) and its control flags. One parse for every component that
+/// needs these (the wire monitor, TSO, TSO autosizing, the fuzz kit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpView {
+    /// IPv4 header length, bytes.
+    pub ip_header: usize,
+    /// TCP header length (options included), bytes.
+    pub tcp_header: usize,
+    /// Source and destination address and port.
+    pub flow: FlowKey,
+    /// Sequence number.
+    pub seq: u32,
+    /// TCP payload bytes.
+    pub payload: usize,
+    /// SYN, FIN, RST.
+    pub syn: bool,
+    pub fin: bool,
+    pub rst: bool,
+}
+
+impl TcpView {
+    /// The view of `frame`, if it is an unfragmented TCP/IPv4 Ethernet frame
+    /// whose headers are whole.
+    pub fn parse(frame: &[u8]) -> Option<TcpView> {
+        let eth = EthernetFrame::new_checked(frame).ok()?;
+        if eth.ethertype() != EthernetProtocol::Ipv4 {
+            return None;
+        }
+        let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
+        if ip.next_header() != IpProtocol::Tcp || ip.more_frags() || ip.frag_offset() != 0 {
+            return None;
+        }
+        let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
+        Some(TcpView {
+            ip_header: usize::from(ip.header_len()),
+            tcp_header: usize::from(tcp.header_len()),
+            flow: (ip.src_addr().octets(), tcp.src_port(), ip.dst_addr().octets(), tcp.dst_port()),
+            seq: tcp.seq_number().0 as u32,
+            payload: tcp.payload().len(),
+            syn: tcp.syn(),
+            fin: tcp.fin(),
+            rst: tcp.rst(),
+        })
+    }
+
+    /// Bytes of Ethernet, IP and TCP headers: where the payload starts.
+    pub fn headers(&self) -> usize {
+        ETH + self.ip_header + self.tcp_header
+    }
+}
 
 /// Per-direction TCP counters.
 #[derive(Debug, Default)]
@@ -24,26 +80,10 @@ pub struct TcpMonitor {
 impl TcpMonitor {
     /// Look at one frame going on the wire.
     pub fn observe(&mut self, frame: &[u8]) {
-        let Ok(eth) = EthernetFrame::new_checked(frame) else {
-            return;
-        };
-        if eth.ethertype() != EthernetProtocol::Ipv4 {
-            return;
-        }
-        let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else {
-            return;
-        };
-        if ip.next_header() != IpProtocol::Tcp || ip.more_frags() || ip.frag_offset() != 0 {
-            return;
-        }
-        let Ok(tcp) = TcpPacket::new_checked(ip.payload()) else {
-            return;
-        };
-        let len = tcp.payload().len() as u32;
-        let seq = tcp.seq_number().0 as u32;
-        let end = seq.wrapping_add(len).wrapping_add(u32::from(tcp.syn()) + u32::from(tcp.fin()));
-        let key = (ip.src_addr().octets(), tcp.src_port(), ip.dst_addr().octets(), tcp.dst_port());
-        if tcp.syn() {
+        let Some(v) = TcpView::parse(frame) else { return };
+        let (len, seq, key) = (v.payload as u32, v.seq, v.flow);
+        let end = seq.wrapping_add(len).wrapping_add(u32::from(v.syn) + u32::from(v.fin));
+        if v.syn {
             // A new connection (TCP_CRR reuses ports): its sequence space starts here.
             self.highest.insert(key, seq);
         }

@@ -9,22 +9,15 @@
 //! CWR only on the first, and both checksums recomputed. Frames that are not
 //! TCP/IPv4 pass through untouched (their checksums were made by the stack).
 
-use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4Packet, TcpPacket};
+use smoltcp::wire::{IpAddress, Ipv4Packet, TcpPacket};
+
+use crate::probe::wire::TcpView;
 
 const ETH: usize = 14;
 
 /// Header lengths (IP, TCP) of a TCP/IPv4 Ethernet frame, if it is one.
 fn tcp_headers(frame: &[u8]) -> Option<(usize, usize)> {
-    let eth = EthernetFrame::new_checked(frame).ok()?;
-    if eth.ethertype() != EthernetProtocol::Ipv4 {
-        return None;
-    }
-    let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
-    if ip.next_header() != IpProtocol::Tcp || ip.more_frags() || ip.frag_offset() != 0 {
-        return None;
-    }
-    let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
-    Some((usize::from(ip.header_len()), usize::from(tcp.header_len())))
+    TcpView::parse(frame).map(|v| (v.ip_header, v.tcp_header))
 }
 
 /// Fill the TCP checksum of a TCP/IPv4 frame in place (transmit checksum
