@@ -5,15 +5,16 @@
 //! it in `make lint` and the tests); `A ← B` means B uses A:
 //!
 //! ```text
-//!  engine ← probe (wire views, pcap) ← bus, link ← host (CPU, profiles, stack, driver)
-//!         ← nic (NIC model, offload engines) ← config (the scenario, validated)
-//!         ← workload ← sim (assembly and execution) ← api
+//!  engine ← probe (wire views, pcap) ← bus, link (links, switches)
+//!         ← host (CPU, profiles, stack, driver) ← nic (NIC model, offload engines)
+//!         ← config (the scenario, validated) ← workload ← node (one host as a
+//!           component: its events, its CPU/NIC timing) ← sim (assembly and
+//!           execution: builds the system, dispatches events by component) ← api
 //! ```
 //!
-//! Two places still go against the layering the design aims at (components
-//! ← assembly ← workloads): `sim` calls the workloads' applications
-//! directly, and the per-frame cost model in `sim` reads the VIA frame
-//! format from `workload::via`. The crate never depends on Python;
+//! One place still goes against the layering the design aims at
+//! (components ← assembly ← workloads): a host (`node`) runs its
+//! workload's application directly. The crate never depends on Python;
 //! `crates/nicsim-py` is the thin binding.
 
 pub mod api;
@@ -24,6 +25,7 @@ pub mod error;
 pub mod host;
 pub mod link;
 pub mod nic;
+pub mod node;
 pub mod probe;
 pub mod sim;
 pub mod workload;

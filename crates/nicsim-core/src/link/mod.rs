@@ -10,6 +10,8 @@
 //! drawn from the channel's own seeded RNG. Not modelled: PAUSE frames,
 //! autonegotiation, bit errors other than the single-bit `corrupt`.
 
+pub mod switch;
+
 use std::collections::VecDeque;
 
 use rand::Rng as _;

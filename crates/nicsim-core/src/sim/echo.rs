@@ -1,5 +1,6 @@
-//! The echo workload on the simulator: the echo node, VIA's datapath on a
-//! timed host, and the per-message measurement of the Won study.
+//! The echo workload on the simulator: the echo node and the per-message
+//! measurement of the Won study (VIA's datapath on a host is in
+//! [`crate::node`]).
 //!
 //! ```text
 //!  client (timed)  ── frames ──▶  echo node: swap MAC (and IP, UDP port) addresses,
@@ -12,19 +13,8 @@
 //! ones'-complement sum does not depend on the order of its terms). Other
 //! frames (ARP) go to its stack, which answers them.
 //!
-//! **VIA on a timed host.** `VipPostSend` runs the VI library on the
-//! application core (descriptor, send queue, doorbell: an MMIO write over
-//! the bus), then the transport and driver per frame (translation of each
-//! page the fragment touches, fragmentation, DMA set-up) in the same call,
-//! then the frames take the NIC's TX ring, DMA and the link like any other.
-//! On receive, after DMA and the interrupt, the driver and the transport
-//! (demultiplexing, translation, defragmentation, the copy from the driver's
-//! buffer into the registered receive buffer) run per frame; the
-//! application, polling its receive completion queue, takes the message
-//! (VI library). No socket, no IP, no device layer, no system call.
-//!
 //! **Measurement.** Per message and path: the cycles of every job tagged
-//! with it, by layer (see [`super::timed`]), plus DMA: the duration of each
+//! with it, by layer (see [`crate::node`]), plus DMA: the duration of each
 //! of its frames' DMA in CPU cycles. Send: from the call until the driver
 //! has reclaimed the last frame after the NIC sent it (the send completion;
 //! the transmit interrupt belongs to the send path). Receive: from the first
@@ -38,11 +28,10 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use super::{Event, Port, Sim};
-use crate::bus::BusOp;
 use crate::config::{EchoConfig, MessageProtocol};
 use crate::engine::{Priority, Time};
-use crate::host::cpu::{Breakdown, Class, Job, Layer, Path, LAYERS};
-use crate::workload::{via, App, Op};
+use crate::host::cpu::{Breakdown, Layer, Path, LAYERS};
+use crate::workload::{via, App};
 
 /// Whether `frame` is one the echo node returns (IPv4 or VIA).
 fn echoed(frame: &[u8]) -> bool {
@@ -94,43 +83,7 @@ impl Sim {
     pub(super) fn on_echo(&mut self, h: usize, frame: Vec<u8>, now: Time) -> Result<(), crate::Error> {
         let Port { link: l, end: d } = self.ports[h];
         self.links[l].chans[d].enqueue(frame);
-        self.start_wire(l, d, now)
-    }
-
-    /// A VIA frame reached host `h`'s application (after the receive path on
-    /// a timed host). Frames for a host without a VI are dropped, as a NIC
-    /// drops an unknown EtherType.
-    pub(super) fn via_deliver(&mut self, h: usize, frame: &[u8], now: Time) -> Result<(), crate::Error> {
-        if let App::Echo(e) = &mut self.apps[h] {
-            e.deliver(frame)
-                .map_err(|e| crate::Error::Simulation(format!("host {} at {now}: {e}", self.hosts[h].name)))?;
-        }
-        Ok(())
-    }
-
-    /// A VIA call on timed host `h`: the VI library on the application core;
-    /// `VipPostSend` rings the doorbell (an MMIO write) when it is done.
-    pub(super) fn via_call(&mut self, h: usize, op: Op, now: Time) {
-        let msg = self.apps[h].current_msg();
-        let t = self.timed[h].as_mut().expect("timed");
-        t.app_busy = true;
-        let core = t.timing.cpu.app_core as usize;
-        let c = &t.timing.costs;
-        let (cost, path) = match op {
-            Op::ViaSend { .. } => {
-                t.bus.transfer(now, BusOp::MmioWrite, 4);
-                (c.via_post_send, Path::Send)
-            }
-            _ => (c.via_post_recv, Path::Receive),
-        };
-        // The library's work, then the fast trap into the kernel agent (the
-        // doorbell of an Ethernet NIC: the kernel queues the descriptor).
-        let pieces = vec![
-            (Layer::ViaLibrary, t.timing.cycles_on(core, cost)),
-            (Layer::ViaTransport, t.timing.cycles_on(core, c.via_trap)),
-        ];
-        let job = Job::new(Class::Task, pieces, super::timed::Next::AppOp(op)).for_msg(msg).on(path);
-        self.submit(h, core, now, job);
+        super::start_wire(&mut self.sched, &mut self.links, &mut self.probes, &self.names, l, d, now)
     }
 
     /// The echo workload's measurement on its client (None: not an echo run).

@@ -10,41 +10,41 @@
 //! input is part of each frame's receive job.
 
 use super::cost::{rx_pages, shape, tcp_input_pieces, Frag};
-use super::timed::{Ctx, Next, Waiting};
-use super::Sim;
+use super::timed::{Ctx, Next, Timed, Waiting};
+use super::Env;
 use crate::engine::Time;
 use crate::host::cpu::{Class, Job, Path};
 use crate::workload::Op;
 use smoltcp::wire::IpProtocol;
 
-impl Sim {
+impl Timed {
     /// TCP input of segment `w` is done: hand it, and whatever waited
     /// behind it, to smoltcp in arrival order.
-    pub(super) fn tcp_input_done(&mut self, h: usize, w: Waiting, now: Time) -> Result<(), crate::Error> {
-        let t = self.timed(h);
+    pub(super) fn tcp_input_done(&mut self, env: &mut Env, w: Waiting, now: Time) -> Result<(), crate::Error> {
+        let t = &mut *self;
         t.done.insert(w.0, (w.1, w.2));
         loop {
-            let t = self.timed(h);
+            let t = &mut *self;
             let Some((frame, segments)) = t.done.remove(&t.order.1) else { return Ok(()) };
             t.order.1 += 1;
-            self.rx_to_stack(h, frame, segments, now)?;
+            self.rx_to_stack(env, frame, segments, now)?;
         }
     }
 
     /// The receive work of `frame` (`segments` merged) is done.
     pub(super) fn rx_delivered(
         &mut self,
-        h: usize,
+        env: &mut Env,
         frame: Vec<u8>,
         segments: u32,
         now: Time,
     ) -> Result<(), crate::Error> {
-        let t = self.timed(h);
+        let t = &mut *self;
         let sh = shape(&frame);
         if !t.timing.cpu.socket_backlog || sh.proto != Some(IpProtocol::Tcp) || sh.frag != Frag::Whole {
-            self.rx_to_stack(h, frame, segments, now)?;
-            let ctx = self.irq_ctx(h);
-            self.timed_poll(h, now, ctx, true);
+            self.rx_to_stack(env, frame, segments, now)?;
+            let ctx = self.irq_ctx();
+            self.timed_poll(env, now, ctx, true);
             return Ok(());
         }
         let id = t.order.0;
@@ -55,22 +55,22 @@ impl Sim {
         }
         let core = t.timing.stack_core();
         let pieces = tcp_input_pieces(&t.timing, sh, core);
-        let msg = self.apps[h].current_msg();
+        let msg = env.app.current_msg();
         let job = Job::new(Class::Softirq, pieces, Next::RxStack(id, frame, segments)).for_msg(msg).on(Path::Receive);
-        self.submit(h, core, now, job);
+        self.submit(env, core, now, job);
         Ok(())
     }
 
     /// Hand a received frame to the host's stack (taken at its next poll).
     pub(super) fn rx_to_stack(
         &mut self,
-        h: usize,
+        env: &mut Env,
         frame: Vec<u8>,
         segments: u32,
         now: Time,
     ) -> Result<(), crate::Error> {
-        self.note_deliver(h, frame.len(), now);
-        let t = self.timed(h);
+        env.note_deliver(frame.len(), now);
+        let t = &mut *self;
         let c = &t.timing.costs;
         if (c.skb_free.total(1) > 0 || c.page_free.total(1) > 0) && shape(&frame).data > 0 {
             // The read that consumes it frees its sk_buff and buffers.
@@ -78,9 +78,9 @@ impl Sim {
             t.unread.1 += rx_pages(frame.len() as u64, segments);
         }
         if crate::workload::via::is_via(&frame) {
-            self.via_deliver(h, &frame, now)?;
+            env.via_deliver(&frame, now)?;
         } else {
-            self.hosts[h].receive(frame, segments);
+            env.host.receive(frame, segments);
         }
         Ok(())
     }
@@ -88,8 +88,8 @@ impl Sim {
     /// The application's call `op` is over: release the socket. Returns
     /// true when segments waited in the backlog: the call then goes on with
     /// their TCP input on the application's core.
-    pub(super) fn release_sock(&mut self, h: usize, op: Op, now: Time) -> bool {
-        let t = self.timed(h);
+    pub(super) fn release_sock(&mut self, env: &mut Env, op: Op, now: Time) -> bool {
+        let t = &mut *self;
         if !t.owned {
             return false;
         }
@@ -100,32 +100,32 @@ impl Sim {
         let frames = std::mem::take(&mut t.backlog);
         let core = t.timing.cpu.app_core as usize;
         let pieces: Vec<_> = frames.iter().flat_map(|(_, f, _)| tcp_input_pieces(&t.timing, shape(f), core)).collect();
-        let msg = self.apps[h].current_msg();
+        let msg = env.app.current_msg();
         let job = Job::new(Class::Task, pieces, Next::Backlog(frames, op)).for_msg(msg).on(Path::Receive);
-        self.submit(h, core, now, job);
+        self.submit(env, core, now, job);
         true
     }
 
     /// The application's core processed the backlog `frames` of call `op`.
     pub(super) fn on_backlog_done(
         &mut self,
-        h: usize,
+        env: &mut Env,
         frames: Vec<Waiting>,
         op: Op,
         now: Time,
     ) -> Result<(), crate::Error> {
-        let core = self.timed(h).timing.cpu.app_core as usize;
+        let core = self.timing.cpu.app_core as usize;
         for w in frames {
-            self.tcp_input_done(h, w, now)?;
+            self.tcp_input_done(env, w, now)?;
             // TCP input answers each segment as it goes (an ACK every
             // second segment), here on the application's core.
-            self.timed_poll(h, now, Ctx::task(core), false);
+            self.timed_poll(env, now, Ctx::task(core), false);
         }
-        if self.release_sock(h, op, now) {
+        if self.release_sock(env, op, now) {
             // More came meanwhile: it is processed before the lock is free.
             return Ok(());
         }
-        self.after_call(h, op, now);
+        self.after_call(env, op, now);
         Ok(())
     }
 }

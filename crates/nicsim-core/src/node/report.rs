@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::timed::OffloadStats;
-use super::Sim;
+use super::timed::Timed;
 use crate::engine::Time;
 use crate::host::cpu::{Breakdown, Layer, Path, LAYERS};
 use crate::nic::device::NicStats;
@@ -84,10 +84,10 @@ fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
     Layer::ALL.iter().filter(|l| b[l.index()] > 0).map(|l| (l.name(), b[l.index()])).collect()
 }
 
-impl Sim {
-    /// The timing report of host `h` over a run that lasted until `until`.
-    pub fn timing_report(&self, h: usize, until: Time) -> Option<TimingReport> {
-        let t = self.timed[h].as_ref()?;
+impl Timed {
+    /// The timing report over a run that lasted until `until`.
+    pub fn report(&self, until: Time) -> TimingReport {
+        let t = self;
         let secs = until.as_secs_f64().max(1e-18);
         let bin = t.cores.first().map_or(0, |c| c.bin_ps());
         let mut total: Breakdown = [0; LAYERS];
@@ -136,7 +136,7 @@ impl Sim {
         });
         let mut offload = OffloadReport::default();
         t.rx.engine_ref().report(&mut offload);
-        Some(TimingReport {
+        TimingReport {
             profile: t.timing.description.clone(),
             cpu_utilization: cores.iter().map(|c| c.utilization).sum::<f64>() / cores.len() as f64,
             cycles: named(&total),
@@ -151,11 +151,11 @@ impl Sim {
             lro: offload.lro,
             gro: offload.gro,
             zero_copy: offload.zero_copy,
-        })
+        }
     }
 
-    /// Cycles per layer of message `msg` on `path` of host `h` (timed hosts only).
-    pub fn message_breakdown(&self, h: usize, msg: u64, path: Path) -> Option<Breakdown> {
-        self.timed[h].as_ref()?.per_msg.get(&(msg, path)).copied()
+    /// Cycles per layer of message `msg` on `path`.
+    pub fn message_breakdown(&self, msg: u64, path: Path) -> Option<Breakdown> {
+        self.per_msg.get(&(msg, path)).copied()
     }
 }

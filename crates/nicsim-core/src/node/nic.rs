@@ -6,8 +6,8 @@
 //! [`crate::nic::offload`]. Units: picoseconds, bytes, frames.
 
 use super::cost::{push_nonzero, rx_cost, rx_pages, shape};
-use super::timed::Next;
-use super::{Event, Port, Sim};
+use super::timed::{Next, Timed};
+use super::{Env, HostEvent};
 use crate::bus::BusOp;
 use crate::engine::{Priority, Time};
 use crate::host::cpu::{Class, Job, Layer, Path};
@@ -17,13 +17,27 @@ use crate::nic::offload::{Action, DriverBatch, OffloadEvent, RxCx, RxDone, RxOff
 use crate::nic::tso;
 use crate::probe::observer;
 
-impl Sim {
+impl Timed {
+    /// A NIC event.
+    pub(super) fn on_nic_event(&mut self, env: &mut Env, ev: NicEvent, now: Time) -> Result<(), crate::Error> {
+        match ev {
+            NicEvent::TxDma => self.on_nic_tx_dma(env, now),
+            NicEvent::RxDma => {
+                self.on_nic_rx_dma(env, now);
+                Ok(())
+            }
+            NicEvent::Irq => {
+                self.on_nic_irq_timer(env, now);
+                Ok(())
+            }
+        }
+    }
+
     /// Post sent-path frames to the NIC: fetch descriptor, DMA the frame.
-    pub(super) fn nic_tx_kick(&mut self, h: usize, now: Time) {
-        let msg = self.apps[h].current_msg();
-        let Port { link: l, end: d } = self.ports[h];
-        let room = self.links[l].chans[d].free_slots();
-        let t = self.timed(h);
+    pub(super) fn nic_tx_kick(&mut self, env: &mut Env, now: Time) {
+        let msg = env.app.current_msg();
+        let room = env.out.wire_room();
+        let t = &mut *self;
         if t.nic.tx_dma_busy {
             return;
         }
@@ -39,14 +53,14 @@ impl Sim {
         if t.rx.engine().tx().is_some() {
             let head = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
             // A control frame cannot fail for lack of a trace here (as pause frames).
-            let go = self.with_offload(h, now, |e, cx| e.tx().is_none_or(|x| x.gate(cx, &head))).unwrap_or(true);
-            let t = self.timed(h);
+            let go = self.with_offload(env, now, |e, cx| e.tx().is_none_or(|x| x.gate(cx, &head))).unwrap_or(true);
+            let t = &mut *self;
             t.nic.tx_ring.front_mut().expect("peeked").bytes = head;
             if !go {
                 return;
             }
         }
-        let t = self.timed(h);
+        let t = &mut *self;
         let Some(frame) = t.nic.tx_ring.front() else { return };
         let len = frame.bytes.len() as u64;
         let path = if shape(&frame.bytes).data > 0 { Path::Send } else { Path::Receive };
@@ -60,14 +74,14 @@ impl Sim {
         t.nic.tx_ring.front_mut().expect("peeked").bytes = bytes;
         t.note_dma(msg, path, now, done);
         t.nic.tx_dma_busy = true;
-        self.sched.at(done, Priority::WIRE, Event::Nic(h, NicEvent::TxDma));
+        env.out.at(done, Priority::WIRE, HostEvent::Nic(NicEvent::TxDma));
     }
 
     /// The head TX frame is in the NIC: segment it if asked (TSO), fill
     /// checksums the stack left to the NIC, put it on the link, report completion.
-    pub(super) fn on_nic_tx_dma(&mut self, h: usize, now: Time) -> Result<(), crate::Error> {
-        let tso_capable = self.timed(h).timing.nic.tso;
-        let t = self.timed(h);
+    pub(super) fn on_nic_tx_dma(&mut self, env: &mut Env, now: Time) -> Result<(), crate::Error> {
+        let tso_capable = self.timing.nic.tso;
+        let t = &mut *self;
         t.nic.tx_dma_busy = false;
         let frame = t.nic.tx_ring.pop_front().expect("a frame was in DMA");
         let (frames, single) = match (frame.tso_mss, tso_capable) {
@@ -85,21 +99,20 @@ impl Sim {
         t.bus.transfer(now, BusOp::DeviceWrite, desc);
         t.nic.tx_done += 1;
         t.nic.tx_done_since.get_or_insert(now);
-        let Port { link: l, end: d } = self.ports[h];
         for f in frames.into_iter().chain(single) {
-            self.links[l].chans[d].enqueue(f);
+            env.out.enqueue(f);
         }
-        self.start_wire(l, d, now)?;
-        self.nic_tx_kick(h, now);
-        self.irq_check(h, now);
+        env.out.start_wire(now)?;
+        self.nic_tx_kick(env, now);
+        self.irq_check(env, now);
         Ok(())
     }
 
     /// A frame reaches timed host `h`'s NIC from the wire.
-    pub(super) fn nic_arrive(&mut self, h: usize, frame: Vec<u8>, now: Time) {
+    pub(super) fn nic_arrive(&mut self, env: &mut Env, frame: Vec<u8>, now: Time) {
         // Frames the engine injects cannot fail for lack of a trace.
-        let Ok(Some(frame)) = self.with_offload(h, now, |e, cx| e.arrive(cx, frame)) else { return };
-        let t = self.timed(h);
+        let Ok(Some(frame)) = self.with_offload(env, now, |e, cx| e.arrive(cx, frame)) else { return };
+        let t = &mut *self;
         let len = frame.len() as u64;
         if !t.nic.rx_held.is_empty() || t.nic.rx_fifo_bytes + len > t.timing.nic.rx_fifo.0 {
             match t.timing.nic.overflow {
@@ -109,7 +122,7 @@ impl Sim {
                 }
                 Overflow::Backpressure => {
                     t.nic.rx_held.push_back(frame);
-                    self.pause_peer(h, true, now);
+                    self.pause_peer(env, true, now);
                     return;
                 }
             }
@@ -117,28 +130,19 @@ impl Sim {
         t.nic.rx_fifo_bytes += len;
         t.nic.stats.max_rx_fifo = t.nic.stats.max_rx_fifo.max(t.nic.rx_fifo_bytes);
         t.nic.rx_fifo.push_back((frame, 1));
-        self.nic_rx_kick(h, now);
+        self.nic_rx_kick(env, now);
     }
 
-    fn pause_peer(&mut self, h: usize, pause: bool, now: Time) {
-        let Port { link: l, end: d } = self.ports[h];
-        let chan = &mut self.links[l].chans[1 - d];
-        if chan.paused == pause {
-            return;
-        }
-        chan.paused = pause;
-        if pause {
-            self.timed(h).nic.stats.pauses += 1;
-        } else {
-            // Restarting the wire cannot fail for lack of a trace here.
-            let _ = self.start_wire(l, 1 - d, now);
+    fn pause_peer(&mut self, env: &mut Env, pause: bool, now: Time) {
+        if env.out.pause_peer(pause, now) && pause {
+            self.nic.stats.pauses += 1;
         }
     }
 
     /// Start the next receive DMA if a frame waits and a buffer is posted.
-    pub(super) fn nic_rx_kick(&mut self, h: usize, now: Time) {
-        let msg = self.apps[h].current_msg();
-        let t = self.timed(h);
+    pub(super) fn nic_rx_kick(&mut self, env: &mut Env, now: Time) {
+        let msg = env.app.current_msg();
+        let t = &mut *self;
         let stopped = t.rx.engine_ref().rx_stopped();
         if t.nic.rx_dma_busy || t.nic.rx_posted == 0 || stopped {
             return;
@@ -149,12 +153,12 @@ impl Sim {
         t.note_dma(msg, Path::Receive, now, done);
         t.nic.rx_posted -= 1;
         t.nic.rx_dma_busy = true;
-        self.sched.at(done, Priority::WIRE, Event::Nic(h, NicEvent::RxDma));
+        env.out.at(done, Priority::WIRE, HostEvent::Nic(NicEvent::RxDma));
     }
 
     /// The head RX frame is in host memory.
-    pub(super) fn on_nic_rx_dma(&mut self, h: usize, now: Time) {
-        let t = self.timed(h);
+    pub(super) fn on_nic_rx_dma(&mut self, env: &mut Env, now: Time) {
+        let t = &mut *self;
         t.nic.rx_dma_busy = false;
         let (frame, segments) = t.nic.rx_fifo.pop_front().expect("a frame was in DMA");
         t.nic.rx_fifo_bytes -= frame.len() as u64;
@@ -174,16 +178,16 @@ impl Sim {
             t.nic.rx_fifo_bytes += next.len() as u64;
             t.nic.rx_fifo.push_back((next, 1));
         }
-        if self.timed(h).nic.rx_held.is_empty() {
-            self.pause_peer(h, false, now);
+        if self.nic.rx_held.is_empty() {
+            self.pause_peer(env, false, now);
         }
-        self.nic_rx_kick(h, now);
-        self.irq_check(h, now);
+        self.nic_rx_kick(env, now);
+        self.irq_check(env, now);
     }
 
     /// Raise an interrupt now, or arm the moderation timer, or do nothing.
-    pub(super) fn irq_check(&mut self, h: usize, now: Time) {
-        let t = self.timed(h);
+    pub(super) fn irq_check(&mut self, env: &mut Env, now: Time) {
+        let t = &mut *self;
         if t.nic.masked {
             return;
         }
@@ -202,34 +206,34 @@ impl Sim {
             at
         };
         if at == now {
-            self.raise_irq(h, now);
+            self.raise_irq(env, now);
         } else if t.nic.irq_armed.is_none_or(|armed| armed > at) {
             t.nic.irq_armed = Some(at);
             let old = t.nic.irq_timer.take();
             if let Some(k) = old {
-                self.sched.cancel(k);
+                env.out.cancel(k);
             }
-            let key = self.sched.at(at, Priority::DEVICE, Event::Nic(h, NicEvent::Irq));
-            self.timed(h).nic.irq_timer = Some(key);
+            let key = env.out.at(at, Priority::DEVICE, HostEvent::Nic(NicEvent::Irq));
+            self.nic.irq_timer = Some(key);
         }
     }
 
     /// The moderation timer fired (an earlier one re-armed was cancelled).
-    pub(super) fn on_nic_irq_timer(&mut self, h: usize, now: Time) {
-        let t = self.timed(h);
+    pub(super) fn on_nic_irq_timer(&mut self, env: &mut Env, now: Time) {
+        let t = &mut *self;
         t.nic.irq_timer = None;
         t.nic.irq_armed = None;
-        self.irq_check(h, now);
+        self.irq_check(env, now);
     }
 
-    fn raise_irq(&mut self, h: usize, now: Time) {
-        let msg = self.apps[h].current_msg();
-        let t = self.timed(h);
+    fn raise_irq(&mut self, env: &mut Env, now: Time) {
+        let msg = env.app.current_msg();
+        let t = &mut *self;
         t.nic.irq_armed = None;
         if let Some(k) = t.nic.irq_timer.take() {
-            self.sched.cancel(k);
+            env.out.cancel(k);
         }
-        let t = self.timed(h);
+        let t = &mut *self;
         t.nic.last_irq = Some(now);
         t.nic.tx_done_since = None;
         if t.polled() {
@@ -237,7 +241,7 @@ impl Sim {
             // it polls the rings until they are empty (as NAPI does).
             t.nic.stats.polls += 1;
             t.nic.masked = true;
-            self.driver_batch(h, now);
+            self.driver_batch(env, now);
             return;
         }
         t.nic.stats.interrupts += 1;
@@ -246,27 +250,27 @@ impl Sim {
         }
         let core = t.timing.stack_core();
         t.cores[core].note_interrupt();
-        if self.probes.wants(observer::INTERRUPT) {
-            self.probes.emit(observer::INTERRUPT, now, h, &self.hosts[h].name, &[("core", core as f64)]);
+        if env.out.probes().wants(observer::INTERRUPT) {
+            env.out.probes().emit(observer::INTERRUPT, now, env.h, &env.host.name, &[("core", core as f64)]);
         }
-        let t = self.timed(h);
+        let t = &mut *self;
         let cpu = &t.timing.cpu;
         let pieces = vec![
             (Layer::Interrupt, cpu.interrupt_entry),
             (Layer::Interrupt, t.timing.cycles_on(core, t.timing.costs.interrupt)),
             (Layer::Interrupt, cpu.interrupt_exit),
         ];
-        let t = self.timed(h);
+        let t = &mut *self;
         let path = if t.measure.tx_irq_on_send && t.nic.rx_done.is_empty() { Path::Send } else { Path::Receive };
         let job = Job::new(Class::Irq, pieces, Next::IrqDone).for_msg(msg).on(path);
-        self.submit(h, core, now, job);
+        self.submit(env, core, now, job);
     }
 
     /// The driver's work after an interrupt (or another NAPI round): receive
     /// processing per frame, clean-up of sent descriptors, buffer refill.
-    pub(super) fn driver_batch(&mut self, h: usize, now: Time) {
-        let msg = self.apps[h].current_msg();
-        let t = self.timed(h);
+    pub(super) fn driver_batch(&mut self, env: &mut Env, now: Time) {
+        let msg = env.app.current_msg();
+        let t = &mut *self;
         let budget = if t.timing.nic.napi || t.polled() { t.timing.nic.napi_budget as usize } else { usize::MAX };
         let mut take = t.nic.rx_done.len().min(budget);
         let frames: Vec<(Time, Vec<u8>, u32)> = t.nic.rx_done.drain(..take).collect();
@@ -298,7 +302,7 @@ impl Sim {
         take -= t.nic.rx_done.len() - before;
         t.glued |= glued;
         let mut jobs: Vec<Job<Next>> = batch_jobs.into_iter().map(|j| j.map(Next::from)).collect();
-        let t = self.timed(h);
+        let t = &mut *self;
         if cleaned > 0 {
             let cost = if t.measure.via { t.timing.costs.via_tx_done } else { t.timing.costs.driver_tx_clean };
             let c = t.timing.cycles_on(core, cost) * u64::from(cleaned);
@@ -324,7 +328,7 @@ impl Sim {
         let job = Job::new(Class::Softirq, leftover, Next::BatchDone(take as u32));
         jobs.push(job.for_msg(msg).on(Path::Receive));
         for job in jobs {
-            self.submit(h, core, now, job);
+            self.submit(env, core, now, job);
         }
     }
 }
@@ -338,17 +342,17 @@ impl From<RxDone> for Next {
     }
 }
 
-impl Sim {
+impl Timed {
     /// Call host `h`'s offload engine with a context at `now`, then carry
     /// out what it asked for, in order (the first failure to write a frame
     /// to a trace is returned after all of them).
-    pub(super) fn with_offload<R>(
+    pub(crate) fn with_offload<R>(
         &mut self,
-        h: usize,
+        env: &mut Env,
         now: Time,
         f: impl FnOnce(&mut dyn RxOffload, &mut RxCx) -> R,
     ) -> Result<R, crate::Error> {
-        let t = self.timed(h);
+        let t = &mut *self;
         let mut actions = Vec::new();
         let holding = t.nic.holding();
         let timing = &t.timing;
@@ -359,21 +363,20 @@ impl Sim {
         for a in actions {
             match a {
                 Action::Timer(at, prio, ev) => {
-                    self.sched.at(at, prio, Event::Offload(h, ev));
+                    env.out.at(at, prio, HostEvent::Offload(ev));
                 }
                 Action::ToHost(frame, segments) => {
-                    let t = self.timed(h);
+                    let t = &mut *self;
                     t.nic.rx_fifo_bytes += frame.len() as u64;
                     t.nic.rx_fifo.push_back((frame, segments));
                 }
-                Action::KickRx => self.nic_rx_kick(h, now),
-                Action::KickTx => self.nic_tx_kick(h, now),
-                Action::Arrive(frame) => self.nic_arrive(h, frame, now),
+                Action::KickRx => self.nic_rx_kick(env, now),
+                Action::KickTx => self.nic_tx_kick(env, now),
+                Action::Arrive(frame) => self.nic_arrive(env, frame, now),
                 Action::Wire(frame) => {
                     // The driver writes a control frame straight to the NIC.
-                    let Port { link: l, end: d } = self.ports[h];
-                    self.links[l].chans[d].enqueue(frame);
-                    let sent = self.start_wire(l, d, now);
+                    env.out.enqueue(frame);
+                    let sent = env.out.start_wire(now);
                     result = result.and(sent);
                 }
             }
@@ -382,7 +385,7 @@ impl Sim {
     }
 
     /// Host `h`'s offload engine's own event is due.
-    pub(super) fn on_offload_event(&mut self, h: usize, ev: OffloadEvent, now: Time) -> Result<(), crate::Error> {
-        self.with_offload(h, now, |e, cx| e.on_event(cx, ev))
+    pub(super) fn on_offload_event(&mut self, env: &mut Env, ev: OffloadEvent, now: Time) -> Result<(), crate::Error> {
+        self.with_offload(env, now, |e, cx| e.on_event(cx, ev))
     }
 }

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::cost::{push_nonzero, shape, tx_pieces};
-use super::{Event, Sim};
+use super::{Env, HostEvent};
 use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, EventKey, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
@@ -42,11 +42,11 @@ use crate::workload::Op;
 
 /// A segment waiting for TCP input (socket backlog): its place in arrival
 /// order, the frame, the segments merged into it.
-pub(super) type Waiting = (u64, Vec<u8>, u32);
+pub(crate) type Waiting = (u64, Vec<u8>, u32);
 
 /// What happens when a CPU job completes.
 #[derive(Debug)]
-pub(super) enum Next {
+pub(crate) enum Next {
     /// The application's socket call is done: carry it out.
     AppOp(Op),
     /// Offload with the socket copy on the communication processor: the
@@ -88,60 +88,60 @@ pub(super) enum Next {
 
 /// What the communication processor notices on a turn of its loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Notice {
+pub enum Notice {
     /// The application rang the doorbell: a command waits.
     Command,
 }
 
-/// A host's timing state.
-pub(super) struct Timed {
-    pub(super) timing: Timing,
-    pub(super) cores: Vec<Core<Next>>,
+/// A timed host's state: cores, memory, bus, NIC, driver, offload engine.
+pub struct Timed {
+    pub(crate) timing: Timing,
+    pub(crate) cores: Vec<Core<Next>>,
     /// Each core's booked completion event.
-    pub(super) cpu_wakes: Vec<Option<EventKey>>,
-    pub(super) bus: Bus,
-    pub(super) nic: Nic,
-    pub(super) memory_free_at: Time,
-    pub(super) app_busy: bool,
+    pub(crate) cpu_wakes: Vec<Option<EventKey>>,
+    pub(crate) bus: Bus,
+    pub(crate) nic: Nic,
+    pub(crate) memory_free_at: Time,
+    pub(crate) app_busy: bool,
     /// The driver's transmit side (send order, qdisc).
-    pub(super) driver: TxDriver,
+    pub(crate) driver: TxDriver,
     /// Cycles per layer for each message (request/response transaction) and path.
-    pub(super) per_msg: BTreeMap<(u64, Path), Breakdown>,
+    pub(crate) per_msg: BTreeMap<(u64, Path), Breakdown>,
     /// Cycles per layer of completed jobs, per path (send, receive, other).
-    pub(super) per_path: [Breakdown; 3],
+    pub(crate) per_path: [Breakdown; 3],
     /// Offload: commands rung and not yet decoded by the communication processor.
-    pub(super) commands: u32,
+    pub(crate) commands: u32,
     /// Offload: a completion is on its way to the application core.
-    pub(super) completion_pending: bool,
+    pub(crate) completion_pending: bool,
     /// Offload counters.
-    pub(super) offload: OffloadStats,
+    pub(crate) offload: OffloadStats,
     /// Per-message DMA, spans and frames (the echo workload's measurement).
-    pub(super) measure: super::measure::Measure,
+    pub(crate) measure: super::measure::Measure,
     /// The receive offload engine (NIC LRO, GRO, software LRO, or none).
-    pub(super) rx: AnyRxOffload,
+    pub(crate) rx: AnyRxOffload,
     /// The datagram the application reads next was rebuilt by a copy
     /// (`costs.ip_defrag_copy`), so its data is in the cache.
-    pub(super) glued: bool,
+    pub(crate) glued: bool,
     /// The application found nothing to do and blocked: its next call
     /// starts with the scheduler switching to it (`costs.schedule`).
-    pub(super) app_blocked: bool,
+    pub(crate) app_blocked: bool,
     /// Received data segments (sk_buffs) and the frames (buffers) they came
     /// in, delivered to a socket and not yet freed by a read.
-    pub(super) unread: (u64, u64),
+    pub(crate) unread: (u64, u64),
     /// TCP/UDP payload bytes DMA'd into memory and read by the application
     /// so far: their difference is the reuse distance of the next byte read
     /// (DDIO, `memory.ddio`).
-    pub(super) rx_data: (u64, u64),
+    pub(crate) rx_data: (u64, u64),
     /// TSO autosizing and deferral of the stack's output (`nic.tso_defer`).
-    pub(super) autosize: Option<crate::host::autosize::Autosize>,
+    pub(crate) autosize: Option<crate::host::autosize::Autosize>,
     /// Socket backlog (`cpu.socket_backlog`): the application is in a call
     /// that holds the socket lock, and the segments that wait for it.
-    pub(super) owned: bool,
-    pub(super) backlog: Vec<Waiting>,
+    pub(crate) owned: bool,
+    pub(crate) backlog: Vec<Waiting>,
     /// Socket backlog: TCP segments numbered in arrival order (next to
     /// number, next to hand to smoltcp), and those done out of turn.
-    pub(super) order: (u64, u64),
-    pub(super) done: BTreeMap<u64, (Vec<u8>, u32)>,
+    pub(crate) order: (u64, u64),
+    pub(crate) done: BTreeMap<u64, (Vec<u8>, u32)>,
 }
 
 /// Counters of the offload interface.
@@ -158,7 +158,7 @@ pub struct OffloadStats {
 impl Timed {
     /// Timing state for a host with `timing` and receive offload `rx`,
     /// sampling utilisation every `bin`.
-    pub(super) fn new(timing: Timing, rx: AnyRxOffload, bin: Dur) -> Timed {
+    pub(crate) fn new(timing: Timing, rx: AnyRxOffload, bin: Dur) -> Timed {
         let cores: Vec<_> = (0..timing.cpu.cores as usize).map(|i| Core::new(timing.core_hz(i), bin)).collect();
         let nic = Nic::new(timing.nic.rx_ring);
         let autosize = (timing.nic.tso && timing.nic.tso_defer.0 > 0)
@@ -192,13 +192,13 @@ impl Timed {
     }
 
     /// The communication processor polls (offload in poll mode).
-    pub(super) fn polled(&self) -> bool {
+    pub(crate) fn polled(&self) -> bool {
         self.timing.offload.enabled && self.timing.offload.notify == OffloadNotify::Poll
     }
 
     /// When a polling communication processor notices work that appeared at `now`:
     /// at the end of the current turn of its loop.
-    pub(super) fn poll_at(&self, now: Time) -> Time {
+    pub(crate) fn poll_at(&self, now: Time) -> Time {
         let turn = self.timing.poll_turn().0;
         if turn == 0 {
             now
@@ -208,7 +208,7 @@ impl Timed {
     }
 
     /// Reserve the memory system for `bytes` starting at `now`; returns when done.
-    pub(super) fn memory(&mut self, now: Time, bytes: u64) -> Time {
+    pub(crate) fn memory(&mut self, now: Time, bytes: u64) -> Time {
         let bw = self.timing.memory.bandwidth.0;
         let ps = match bytes.checked_mul(8) {
             Some(bits) => crate::engine::time::mul_div_ceil(bits, crate::engine::time::PS_PER_S, bw),
@@ -223,7 +223,7 @@ impl Timed {
     /// finishes: transmit fetches the descriptor and then the frame, receive
     /// writes the frame and then the descriptor; the memory system and the
     /// DMA engine's own rate bound it too.
-    pub(super) fn dma(&mut self, now: Time, op: BusOp, len: u64) -> Time {
+    pub(crate) fn dma(&mut self, now: Time, op: BusOp, len: u64) -> Time {
         let desc = self.timing.nic.descriptor.0;
         let (start, bus_done) = if op == BusOp::DeviceRead {
             let fetched = self.bus.transfer(now, op, desc);
@@ -240,7 +240,7 @@ impl Timed {
     }
 
     /// A frame's DMA from `from` to `to`, for message `msg` (if any) on `path`.
-    pub(super) fn note_dma(&mut self, msg: Option<u64>, path: Path, from: Time, to: Time) {
+    pub(crate) fn note_dma(&mut self, msg: Option<u64>, path: Path, from: Time, to: Time) {
         if let Some(m) = msg {
             let cycles = super::measure::dma_cycles(self.timing.cpu.clock.0, to.since(from));
             self.measure.dma(m, path, from, to, cycles);
@@ -250,67 +250,63 @@ impl Timed {
 
 /// Where a CPU job runs.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Ctx {
+pub(crate) struct Ctx {
     core: usize,
     class: Class,
 }
 
 impl Ctx {
     /// The application's context on `core`.
-    pub(super) fn task(core: usize) -> Ctx {
+    pub(crate) fn task(core: usize) -> Ctx {
         Ctx { core, class: Class::Task }
     }
 }
 
-impl Sim {
-    pub(super) fn timed(&mut self, h: usize) -> &mut Timed {
-        self.timed[h].as_mut().expect("a timed host")
+impl Timed {
+    /// The context of the receive stack: a softirq on its core.
+    pub(crate) fn irq_ctx(&self) -> Ctx {
+        Ctx { core: self.timing.stack_core(), class: Class::Softirq }
     }
 
-    pub(super) fn irq_ctx(&self, h: usize) -> Ctx {
-        let t = self.timed[h].as_ref().expect("timed");
-        Ctx { core: t.timing.stack_core(), class: Class::Softirq }
-    }
-
-    /// Submit `job` to core `core` of host `h`.
-    pub(super) fn submit(&mut self, h: usize, core: usize, now: Time, job: Job<Next>) {
+    /// Submit `job` to core `core`.
+    pub(crate) fn submit(&mut self, env: &mut Env, core: usize, now: Time, job: Job<Next>) {
         if let (Some(m), true) = (job.msg, job.total() > 0) {
-            self.timed(h).measure.touch(m, job.path, now, now);
+            self.measure.touch(m, job.path, now, now);
         }
-        if let Some(w) = self.timed(h).cores[core].submit(now, job) {
-            self.wake_core(h, core, w);
+        if let Some(w) = self.cores[core].submit(now, job) {
+            self.wake_core(env, core, w);
         }
     }
 
     /// Book core `core` of host `h`'s next completion, cancelling the one
     /// it replaces (a preempted job's).
-    pub(super) fn wake_core(&mut self, h: usize, core: usize, w: crate::host::cpu::Wake) {
-        if let Some(k) = self.timed(h).cpu_wakes[core].take() {
-            self.sched.cancel(k);
+    pub(crate) fn wake_core(&mut self, env: &mut Env, core: usize, w: crate::host::cpu::Wake) {
+        if let Some(k) = self.cpu_wakes[core].take() {
+            env.out.cancel(k);
         }
-        let key = self.sched.at(w.at, Priority::DEVICE, Event::CpuDone(h, core, w.generation));
-        self.timed(h).cpu_wakes[core] = Some(key);
+        let key = env.out.at(w.at, Priority::DEVICE, HostEvent::CpuDone(core, w.generation));
+        self.cpu_wakes[core] = Some(key);
     }
 
     /// A CPU job finished.
-    pub(super) fn on_cpu_done(
+    pub(crate) fn on_cpu_done(
         &mut self,
-        h: usize,
+        env: &mut Env,
         core: usize,
         generation: u64,
         now: Time,
     ) -> Result<(), crate::Error> {
         // Replaced completions are cancelled: this one is the core's current.
-        self.timed(h).cpu_wakes[core] = None;
-        let Some((job, next)) = self.timed(h).cores[core].complete(now, generation) else { return Ok(()) };
+        self.cpu_wakes[core] = None;
+        let Some((job, next)) = self.cores[core].complete(now, generation) else { return Ok(()) };
         if let Some(w) = next {
-            self.wake_core(h, core, w);
+            self.wake_core(env, core, w);
         }
-        if self.probes.wants(observer::JOB) {
+        if env.out.probes().wants(observer::JOB) {
             let fields = [("core", core as f64), ("cycles", job.total() as f64), ("class", job.class() as u8 as f64)];
-            self.probes.emit(observer::JOB, now, h, &self.hosts[h].name, &fields);
+            env.out.probes().emit(observer::JOB, now, env.h, &env.host.name, &fields);
         }
-        let t = self.timed(h);
+        let t = &mut *self;
         let charged = job.charged();
         for (r, c) in t.per_path[job.path as usize].iter_mut().zip(charged) {
             *r += c;
@@ -326,38 +322,38 @@ impl Sim {
         }
         match job.then {
             Next::AppOp(op) => {
-                self.perform(h, op, now)?;
-                if !self.release_sock(h, op, now) {
-                    self.after_call(h, op, now);
+                env.perform(op, now)?;
+                if !self.release_sock(env, op, now) {
+                    self.after_call(env, op, now);
                 }
             }
-            Next::Backlog(frames, op) => self.on_backlog_done(h, frames, op, now)?,
+            Next::Backlog(frames, op) => self.on_backlog_done(env, frames, op, now)?,
             Next::RxStack(id, frame, segments) => {
-                self.tcp_input_done(h, (id, frame, segments), now)?;
-                let ctx = self.irq_ctx(h);
-                self.timed_poll(h, now, ctx, true);
+                self.tcp_input_done(env, (id, frame, segments), now)?;
+                let ctx = self.irq_ctx();
+                self.timed_poll(env, now, ctx, true);
             }
             Next::CommCopy(op, cycles) => {
-                let t = self.timed(h);
+                let t = &mut *self;
                 let core = t.timing.stack_core();
                 let path = match op {
                     Op::Read { .. } | Op::RecvFrom { .. } => Path::Receive,
                     _ => Path::Send,
                 };
-                let msg = self.apps[h].current_msg();
+                let msg = env.app.current_msg();
                 let job = Job::new(Class::Softirq, vec![(Layer::Copy, cycles)], Next::AppOp(op)).for_msg(msg).on(path);
-                self.submit(h, core, now, job);
+                self.submit(env, core, now, job);
             }
             Next::AppComputed => {
-                self.timed(h).app_busy = false;
-                self.app_kick(h, now, false);
+                self.app_busy = false;
+                self.app_kick(env, now, false);
             }
             Next::CommandDone => {
-                let ctx = self.irq_ctx(h);
-                self.timed_poll(h, now, ctx, false);
+                let ctx = self.irq_ctx();
+                self.timed_poll(env, now, ctx, false);
             }
             Next::CompletionPosted(woken) => {
-                let t = self.timed(h);
+                let t = &mut *self;
                 t.offload.completions += 1;
                 if t.timing.offload.location == OffloadLocation::Nic {
                     t.bus.transfer(now, BusOp::DeviceWrite, t.timing.offload.descriptor.0);
@@ -371,17 +367,17 @@ impl Sim {
                     (Layer::Command, t.timing.cycles_on(core, t.timing.offload.completion_rx)),
                     (Layer::Interrupt, cpu.interrupt_exit),
                 ];
-                let msg = self.apps[h].current_msg();
+                let msg = env.app.current_msg();
                 let job = Job::new(Class::Irq, pieces, Next::CompletionTaken(woken)).for_msg(msg).on(Path::Receive);
-                self.submit(h, core, now, job);
+                self.submit(env, core, now, job);
             }
             Next::CompletionTaken(woken) => {
-                self.timed(h).completion_pending = false;
-                self.app_kick(h, now, woken);
+                self.completion_pending = false;
+                self.app_kick(env, now, woken);
             }
-            Next::RxDeliver(frame, segments) => self.rx_delivered(h, frame, segments, now)?,
+            Next::RxDeliver(frame, segments) => self.rx_delivered(env, frame, segments, now)?,
             Next::TxToRing(seq, frame) => {
-                let t = self.timed(h);
+                let t = &mut *self;
                 let (nic, ring) = (&mut t.nic, t.timing.nic.tx_ring);
                 t.driver.done(seq, frame, |frame| {
                     if nic.tx_used >= ring {
@@ -392,16 +388,16 @@ impl Sim {
                     nic.tx_ring.push_back(frame);
                     None
                 });
-                self.nic_tx_kick(h, now);
+                self.nic_tx_kick(env, now);
             }
             Next::AppWake => {
-                self.timed(h).app_busy = false;
-                self.app_kick(h, now, false);
+                self.app_busy = false;
+                self.app_kick(env, now, false);
             }
-            Next::IrqDone => self.driver_batch(h, now),
-            Next::SpecResume => self.on_offload_event(h, OffloadEvent::Resume, now)?,
+            Next::IrqDone => self.driver_batch(env, now),
+            Next::SpecResume => self.on_offload_event(env, OffloadEvent::Resume, now)?,
             Next::TxCleaned(n) => {
-                let t = self.timed(h);
+                let t = &mut *self;
                 t.nic.tx_used -= n;
                 let (nic, ring) = (&mut t.nic, t.timing.nic.tx_ring);
                 t.driver.refill(|frame| {
@@ -412,25 +408,25 @@ impl Sim {
                     nic.tx_ring.push_back(frame);
                     None
                 });
-                self.nic_tx_kick(h, now);
-                if self.timed(h).driver.stack_blocked {
-                    let ctx = self.irq_ctx(h);
-                    self.timed_poll(h, now, ctx, false);
+                self.nic_tx_kick(env, now);
+                if self.driver.stack_blocked {
+                    let ctx = self.irq_ctx();
+                    self.timed_poll(env, now, ctx, false);
                 }
             }
             Next::BatchDone(refill) => {
-                let t = self.timed(h);
+                let t = &mut *self;
                 t.nic.rx_posted += refill;
                 if refill > 0 {
                     t.bus.transfer(now, BusOp::MmioWrite, 4);
                 }
-                self.nic_rx_kick(h, now);
-                let t = self.timed(h);
+                self.nic_rx_kick(env, now);
+                let t = &mut *self;
                 if (t.timing.nic.napi || t.polled()) && (t.nic.work_pending() || t.rx.engine_ref().holds_frames()) {
-                    self.driver_batch(h, now);
+                    self.driver_batch(env, now);
                 } else {
                     t.nic.masked = false;
-                    self.irq_check(h, now);
+                    self.irq_check(env, now);
                 }
             }
         }
@@ -440,46 +436,46 @@ impl Sim {
     /// The application's call `op` is over: the stack reacts to it (a read's
     /// window update), then a reader computes on what it read or the
     /// application makes its next call.
-    pub(super) fn after_call(&mut self, h: usize, op: Op, now: Time) {
+    pub(crate) fn after_call(&mut self, env: &mut Env, op: Op, now: Time) {
         // A reader works on what it read before its next call; the
         // stack's reaction to the read (a window update) comes first.
-        let t = self.timed(h);
+        let t = &mut *self;
         let compute = t.timing.app.cycles(op.bytes());
         let computing = compute > 0 && matches!(op, Op::Read { .. } | Op::RecvFrom { .. });
         t.app_busy = computing;
         let app_core = t.timing.cpu.app_core as usize;
         if t.timing.offload.enabled {
-            self.ring_doorbell(h, now);
-            self.app_kick(h, now, false);
+            self.ring_doorbell(env, now);
+            self.app_kick(env, now, false);
         } else {
-            self.timed_poll(h, now, Ctx { core: app_core, class: Class::Task }, false);
+            self.timed_poll(env, now, Ctx { core: app_core, class: Class::Task }, false);
         }
         if computing {
-            let msg = self.apps[h].current_msg();
+            let msg = env.app.current_msg();
             let job =
                 Job::new(Class::Task, vec![(Layer::App, compute)], Next::AppComputed).for_msg(msg).on(Path::Receive);
-            self.submit(h, app_core, now, job);
+            self.submit(env, app_core, now, job);
         }
     }
 
     /// Poll the stack of timed host `h` at `now` in context `ctx`; every
     /// frame it emits gets its send-path job there. Then let the
     /// application make its next call (`woken`: it was waiting for data).
-    pub(super) fn timed_poll(&mut self, h: usize, now: Time, ctx: Ctx, woken: bool) {
-        let credit = self.timed(h).driver.credit();
-        self.hosts[h].poll(now, credit);
-        let blocked = self.hosts[h].dev.tx_blocked;
-        self.timed(h).driver.stack_blocked = blocked;
-        let mut frames = std::mem::take(&mut self.hosts[h].dev.tx);
-        if let Some(a) = self.timed(h).autosize.as_mut() {
+    pub(crate) fn timed_poll(&mut self, env: &mut Env, now: Time, ctx: Ctx, woken: bool) {
+        let credit = self.driver.credit();
+        env.host.poll(now, credit);
+        let blocked = env.host.dev.tx_blocked;
+        self.driver.stack_blocked = blocked;
+        let mut frames = std::mem::take(&mut env.host.dev.tx);
+        if let Some(a) = self.autosize.as_mut() {
             frames = a.offer(frames, now);
             if let Some(at) = a.deadline() {
-                self.request_poll(h, at);
+                env.request_poll(at);
             }
         }
-        let msg = self.apps[h].current_msg();
+        let msg = env.app.current_msg();
         for frame in frames {
-            let t = self.timed(h);
+            let t = &mut *self;
             let sh = shape(&frame.bytes);
             let path = if sh.data > 0 { Path::Send } else { Path::Receive };
             let mut pieces = tx_pieces(&t.timing, sh, ctx.core);
@@ -488,21 +484,21 @@ impl Sim {
             }
             let seq = t.driver.emit();
             let job = Job::new(ctx.class, pieces, Next::TxToRing(seq, frame)).for_msg(msg).on(path);
-            self.submit(h, ctx.core, now, job);
+            self.submit(env, ctx.core, now, job);
         }
-        if self.timed(h).timing.comm_core() == Some(ctx.core) {
-            self.post_completion(h, now, woken);
+        if self.timing.comm_core() == Some(ctx.core) {
+            self.post_completion(env, now, woken);
         } else {
-            self.app_kick(h, now, woken);
+            self.app_kick(env, now, woken);
         }
-        self.schedule_stack_timer(h, now);
+        env.schedule_stack_timer(now);
     }
 
     /// Offload: the application finished a socket call; its command goes to
     /// the communication processor (descriptor written, doorbell rung), which
     /// decodes it and runs the stack for it.
-    fn ring_doorbell(&mut self, h: usize, now: Time) {
-        let t = self.timed(h);
+    fn ring_doorbell(&mut self, env: &mut Env, now: Time) {
+        let t = &mut *self;
         t.offload.commands += 1;
         let desc = t.timing.offload.descriptor.0;
         let seen = match t.timing.offload.location {
@@ -516,14 +512,14 @@ impl Sim {
         };
         t.commands += 1;
         let at = if t.polled() { t.poll_at(seen) } else { seen };
-        self.sched.at(at, Priority::DEVICE, Event::CommNotice(h, Notice::Command));
+        env.out.at(at, Priority::DEVICE, HostEvent::CommNotice(Notice::Command));
     }
 
     /// Offload: the communication processor turns to the work it noticed.
-    pub(super) fn on_comm_notice(&mut self, h: usize, notice: Notice, now: Time) {
+    pub(crate) fn on_comm_notice(&mut self, env: &mut Env, notice: Notice, now: Time) {
         match notice {
             Notice::Command => {
-                let t = self.timed(h);
+                let t = &mut *self;
                 t.commands -= 1;
                 let core = t.timing.stack_core();
                 let mut pieces = Vec::with_capacity(3);
@@ -533,9 +529,9 @@ impl Sim {
                     pieces.push((Layer::Interrupt, t.timing.cpu.interrupt_exit));
                 }
                 pieces.push((Layer::Command, t.timing.cycles_on(core, t.timing.offload.command_rx)));
-                let msg = self.apps[h].current_msg();
+                let msg = env.app.current_msg();
                 let job = Job::new(Class::Softirq, pieces, Next::CommandDone).for_msg(msg).on(Path::Send);
-                self.submit(h, core, now, job);
+                self.submit(env, core, now, job);
             }
         }
     }
@@ -543,40 +539,40 @@ impl Sim {
     /// Offload: the stack on the communication processor changed what the
     /// application can do (data arrived, room freed). If the application
     /// waits, post a completion, which interrupts the application core.
-    fn post_completion(&mut self, h: usize, now: Time, woken: bool) {
-        let t = self.timed(h);
+    fn post_completion(&mut self, env: &mut Env, now: Time, woken: bool) {
+        let t = &mut *self;
         if t.app_busy || t.completion_pending {
             return;
         }
-        if self.apps[h].next_op(now, &mut self.hosts[h]).is_none() {
+        if env.app.next_op(now, env.host).is_none() {
             return;
         }
-        let msg = self.apps[h].current_msg();
-        let t = self.timed(h);
+        let msg = env.app.current_msg();
+        let t = &mut *self;
         t.completion_pending = true;
         let core = t.timing.stack_core();
         let pieces = vec![(Layer::Command, t.timing.cycles_on(core, t.timing.offload.completion))];
         let job = Job::new(Class::Softirq, pieces, Next::CompletionPosted(woken)).for_msg(msg).on(Path::Receive);
-        self.submit(h, core, now, job);
+        self.submit(env, core, now, job);
     }
 
     /// Start the application's next socket call if it is not in one. An
     /// application `woken` by arriving data first pays its wake-up and only
     /// then looks how much there is to read (more may have come meanwhile).
-    pub(super) fn app_kick(&mut self, h: usize, now: Time, woken: bool) {
-        if self.timed(h).app_busy {
+    pub(crate) fn app_kick(&mut self, env: &mut Env, now: Time, woken: bool) {
+        if self.app_busy {
             return;
         }
-        let Some(op) = self.apps[h].next_op(now, &mut self.hosts[h]) else {
-            self.timed(h).app_blocked = true;
+        let Some(op) = env.app.next_op(now, env.host) else {
+            self.app_blocked = true;
             return;
         };
         if matches!(op, Op::ViaSend { .. } | Op::ViaRecv { .. }) {
-            self.via_call(h, op, now);
+            self.via_call(env, op, now);
             return;
         }
-        let msg = self.apps[h].current_msg();
-        let t = self.timed(h);
+        let msg = env.app.current_msg();
+        let t = &mut *self;
         t.app_busy = true;
         let resumed = std::mem::take(&mut t.app_blocked);
         let c = &t.timing.costs;
@@ -587,7 +583,7 @@ impl Sim {
             }
             let core = t.timing.cpu.app_core as usize;
             let job = Job::new(Class::Task, wake, Next::AppWake).for_msg(msg).on(Path::Receive);
-            self.submit(h, core, now, job);
+            self.submit(env, core, now, job);
             return;
         }
         let mut pieces = Vec::with_capacity(6);
@@ -682,66 +678,15 @@ impl Sim {
         // A read or write holds the socket lock until it ends (socket backlog).
         t.owned = t.timing.cpu.socket_backlog && matches!(op, Op::Read { .. } | Op::Write { .. });
         let job = Job::new(Class::Task, pieces, then).for_msg(msg).on(path);
-        self.submit(h, core, now, job);
+        self.submit(env, core, now, job);
     }
 }
 
 impl Timed {
     /// Check the NIC's rings and FIFO and the order of posted frames. A
     /// failure is a simulator bug.
-    pub(super) fn check_invariants(&self) -> Result<(), String> {
+    pub(crate) fn check_invariants(&self) -> Result<(), String> {
         self.nic.check_invariants(&self.timing.nic, self.rx.engine_ref().owns_rx_queue())?;
         self.driver.check_invariants()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::nic::offload::example::DropEvery;
-
-    /// 1 MiB of bulk TCP between two Kurmann hosts over GbE.
-    fn bulk() -> crate::config::Scenario {
-        crate::config::parse(
-            "[[hosts]]\nname = \"a\"\nprofile = \"kurmann-pii-400\"\n\
-             [[hosts]]\nname = \"b\"\nprofile = \"kurmann-pii-400\"\n\
-             [[links]]\nendpoints = [\"a\", \"b\"]\nrate = \"1Gbps\"\n\
-             [workload.bulk]\nfrom = \"a\"\nto = \"b\"\nbytes = \"1MiB\"\n",
-        )
-        .expect("a valid scenario")
-    }
-
-    #[test]
-    fn an_engine_added_by_one_file_and_one_registry_line_runs_in_the_simulator() {
-        let s = bulk();
-        let limit = Time::ZERO + Dur(10 * crate::engine::time::PS_PER_S);
-        let mut sim = Sim::build(&s, 1).unwrap();
-        sim.timed(1).rx = AnyRxOffload::Example(Box::new(DropEvery::new(50)));
-        sim.run(limit, Dur::ZERO).unwrap();
-        assert!(sim.finished_at.is_some(), "the transfer completes despite the losses");
-        let t = sim.timed[1].as_ref().unwrap();
-        let AnyRxOffload::Example(e) = &t.rx else { panic!("the engine stays installed") };
-        // About 760 data frames carry 1 MiB: every 50th is lost at the NIC.
-        assert!(e.dropped() >= 10, "dropped {}", e.dropped());
-        // Every frame that reached the NIC was dropped by the engine, dropped
-        // by the FIFO, or written to memory.
-        assert_eq!(t.nic.stats.rx_frames + e.dropped() + t.nic.stats.rx_fifo_drops, sim.arrived[1]);
-        // TCP recovered each loss by retransmitting.
-        assert!(sim.links[0].monitors[0].retransmissions >= e.dropped());
-        // The baseline engine loses nothing on the same run.
-        let mut base = Sim::build(&s, 1).unwrap();
-        base.run(limit, Dur::ZERO).unwrap();
-        assert_eq!(base.links[0].monitors[0].retransmissions, 0);
-    }
-
-    #[test]
-    fn assembly_refuses_a_replay_whose_capture_is_not_loaded() {
-        let s = crate::config::parse(
-            "[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n[[links]]\nendpoints = [\"a\", \"b\"]\n\
-             [workload.pcap_replay]\nfrom = \"a\"\nto = \"b\"\nfile = \"nowhere.pcap\"\n",
-        )
-        .expect("parsing reads no file");
-        let err = Sim::build(&s, 1).err().expect("not loaded").to_string();
-        assert!(err.contains("workload.pcap_replay.file") && err.contains("not loaded"), "{err}");
     }
 }
