@@ -102,6 +102,31 @@ impl TcpMonitor {
     }
 }
 
+/// Swap the frame's source and destination: MACs, and for IPv4 the
+/// addresses and (in a UDP datagram's first fragment) the ports.
+pub fn swap_headers(frame: &mut [u8]) {
+    use smoltcp::wire::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, UdpPacket};
+    let Ok(mut eth) = EthernetFrame::new_checked(&mut *frame) else { return };
+    let (src, dst) = (eth.src_addr(), eth.dst_addr());
+    eth.set_src_addr(dst);
+    eth.set_dst_addr(src);
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return;
+    }
+    let Ok(mut ip) = Ipv4Packet::new_checked(eth.payload_mut()) else { return };
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    ip.set_src_addr(dst);
+    ip.set_dst_addr(src);
+    // A first fragment holds only part of the datagram its UDP length
+    // counts, so the header is read unchecked once it is there.
+    if ip.next_header() == IpProtocol::Udp && ip.frag_offset() == 0 && ip.payload_mut().len() >= 8 {
+        let mut udp = UdpPacket::new_unchecked(ip.payload_mut());
+        let (s, d) = (udp.src_port(), udp.dst_port());
+        udp.set_src_port(d);
+        udp.set_dst_port(s);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +175,33 @@ mod tests {
         assert_eq!(m.retransmissions, 0);
         m.observe(&segment(-100, 100));
         assert_eq!(m.retransmissions, 1);
+    }
+
+    #[test]
+    fn swapping_keeps_checksums_valid() {
+        use smoltcp::phy::ChecksumCapabilities;
+        use smoltcp::wire::*;
+        let (a, b) = (Ipv4Address::new(10, 0, 0, 1), Ipv4Address::new(10, 0, 0, 2));
+        let udp = UdpRepr { src_port: 49152, dst_port: 5001 };
+        let ip = Ipv4Repr { src_addr: a, dst_addr: b, next_header: IpProtocol::Udp, payload_len: 8 + 5, hop_limit: 64 };
+        let mut f = vec![0u8; 14 + 20 + 8 + 5];
+        let mut eth = EthernetFrame::new_unchecked(&mut f[..]);
+        eth.set_src_addr(EthernetAddress([2, 0, 0, 0, 0, 1]));
+        eth.set_dst_addr(EthernetAddress([2, 0, 0, 0, 0, 2]));
+        eth.set_ethertype(EthernetProtocol::Ipv4);
+        let caps = ChecksumCapabilities::default();
+        let mut p = Ipv4Packet::new_unchecked(eth.payload_mut());
+        ip.emit(&mut p, &caps);
+        let mut u = UdpPacket::new_unchecked(p.payload_mut());
+        udp.emit(&mut u, &a.into(), &b.into(), 5, |buf| buf.copy_from_slice(b"hello"), &caps);
+        swap_headers(&mut f);
+        let eth = EthernetFrame::new_checked(&f[..]).unwrap();
+        assert_eq!(eth.dst_addr(), EthernetAddress([2, 0, 0, 0, 0, 1]));
+        let p = Ipv4Packet::new_checked(eth.payload()).unwrap();
+        assert!(p.verify_checksum());
+        assert_eq!((p.src_addr(), p.dst_addr()), (b, a));
+        let u = UdpPacket::new_checked(p.payload()).unwrap();
+        assert!(u.verify_checksum(&b.into(), &a.into()));
+        assert_eq!((u.src_port(), u.dst_port()), (5001, 49152));
     }
 }

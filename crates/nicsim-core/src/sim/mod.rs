@@ -23,7 +23,8 @@ pub use crate::nic::device::NicStats;
 pub use crate::nic::offload::nic_lro::{NicCoreStats, NicLroReport};
 pub use crate::nic::offload::specdefrag::ZeroCopyStats;
 pub use crate::node::{CoreReport, MessageReport, OffloadStats, TimingReport};
-pub use echo::{swap_headers, EchoReport, MessageRow, MessageSide, PathMean};
+pub use crate::probe::wire::swap_headers;
+pub use echo::{EchoReport, MessageRow, MessageSide, PathMean};
 
 use crate::config::Scenario;
 use crate::engine::rng::component_rng;

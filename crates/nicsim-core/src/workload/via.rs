@@ -545,7 +545,7 @@ mod tests {
         // What the echo node does: swap the addresses. The frame now goes
         // back to A, so B's VI refuses it.
         let mut back = frames[0].clone();
-        crate::sim::swap_headers(&mut back);
+        crate::probe::wire::swap_headers(&mut back);
         assert!(rx.deliver(&back).is_err(), "a frame to another MAC is refused");
     }
 
