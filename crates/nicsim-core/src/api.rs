@@ -13,10 +13,10 @@ use crate::config::{self, Scenario, WorkloadConfig};
 use crate::engine::{Dur, Time};
 use crate::error::Error;
 use crate::host::HostStats;
-use crate::link::{goodput_ceiling, ChannelStats};
+use crate::link::ChannelStats;
 use crate::probe::observer::{Observer, Probes};
 use crate::sim::Sim;
-use crate::workload::{App, FlowReport};
+use crate::workload::{FlowReport, Outcome, RunView};
 
 /// How to run a scenario (things that are not part of the scenario itself).
 #[derive(Debug, Clone, Default)]
@@ -94,24 +94,7 @@ pub struct Summary {
     pub jain_fairness: Option<f64>,
 }
 
-/// One flow of a bulk transfer.
-#[derive(Debug, Clone, Serialize)]
-pub struct BulkFlowRow {
-    /// Flow index across all transfers (also its pattern stream).
-    pub flow: u32,
-    /// Sending host.
-    pub from: String,
-    /// Receiving host.
-    pub to: String,
-    /// Bytes delivered and verified.
-    pub bytes: u64,
-    /// When its connection was established, seconds.
-    pub start_s: f64,
-    /// When its last byte reached the application, seconds.
-    pub end_s: f64,
-    /// bytes × 8 / (end − start).
-    pub goodput_bps: f64,
-}
+pub use crate::workload::BulkFlowRow;
 
 /// One switch's counters.
 #[derive(Debug, Clone, Serialize)]
@@ -298,126 +281,25 @@ fn progress(sim: &Sim) -> String {
 }
 
 fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec<String>) -> Report {
+    let w = crate::workload::spec::of(&s.workload);
+    let view = RunView { scenario: s, hosts: &sim.hosts, apps: &sim.apps, finished };
+    let Outcome {
+        duration,
+        ceiling_bps: ceiling,
+        rr,
+        jain,
+        bulk_flows,
+        netpipe,
+        latency_s: latency,
+        peak_bps: peak,
+        send_bps,
+        datagrams_sent,
+        datagrams_received,
+    } = w.outcome(&view);
     let mut flows = Vec::new();
-    let (mut duration, mut ceiling) = (Dur::ZERO, None);
-    let mut rr = RrStats::default();
-    let (mut jain, mut bulk_flows) = (None, None);
-    let (mut netpipe, mut latency, mut peak) = (None, None, None);
-    let (mut send_bps, mut datagrams_sent, mut datagrams_received) = (None, None, None);
-    match &s.workload {
-        WorkloadConfig::Bulk(_) | WorkloadConfig::Transfers(_) => {
-            let rows = bulk_rows(sim);
-            let first = rows.iter().map(|r| r.start).min().unwrap_or(Time::ZERO);
-            let last = rows.iter().map(|r| r.end).max().unwrap_or(first);
-            duration = last.since(first);
-            if rows.len() > 1 {
-                let sum: f64 = rows.iter().map(|r| r.row.goodput_bps).sum();
-                let squares: f64 = rows.iter().map(|r| r.row.goodput_bps * r.row.goodput_bps).sum();
-                jain = Some(if squares > 0.0 { sum * sum / (rows.len() as f64 * squares) } else { 1.0 });
-                bulk_flows = Some(rows.into_iter().map(|r| r.row).collect());
-            }
-            if let WorkloadConfig::Bulk(b) = &s.workload {
-                let (tx, rx) = (host(sim, &b.from), host(sim, &b.to));
-                let link = &s.links[sim_link(s, &b.from)];
-                let ip_mtu = |h: usize| match s.hosts[h].tcp.mss {
-                    Some(m) => (m.0 + 40).min(link.mtu.0),
-                    None => link.mtu.0,
-                };
-                let mtu = ip_mtu(tx).min(ip_mtu(rx));
-                let ts = if s.hosts[tx].tcp.timestamps && s.hosts[rx].tcp.timestamps { 12 } else { 0 };
-                ceiling = Some(goodput_ceiling(link.rate, mtu, mtu - 40 - ts));
-            }
-        }
-        WorkloadConfig::Dolly(d) => {
-            // The chain's rate: the image over the time from the first write
-            // to the last node's last byte on its disk.
-            let first = match &sim.apps[host(sim, &d.nodes[0])] {
-                App::BulkTx(tx) => tx.started,
-                _ => None,
-            };
-            let last = match &sim.apps[host(sim, d.nodes.last().expect("validated: two nodes"))] {
-                App::BulkRx(rx) => rx.last_byte,
-                _ => None,
-            };
-            if let (Some(first), Some(last)) = (first, last) {
-                duration = last.since(first);
-                if duration.ps() > 0 {
-                    peak = Some(d.bytes.0 as f64 * 8.0 / duration.as_secs_f64());
-                }
-            }
-        }
-        WorkloadConfig::Dsm(d) => {
-            // All nodes' page transfers together, first fault to last page.
-            let clients: Vec<_> = (d.nodes.iter())
-                .filter_map(|n| match &sim.apps[host(sim, n)] {
-                    App::RrClient(c) => Some(c),
-                    _ => None,
-                })
-                .collect();
-            let first = clients.iter().filter_map(|c| c.first).min();
-            let last = clients.iter().filter_map(|c| c.last).max();
-            if let (Some(first), Some(last)) = (first, last) {
-                duration = last.since(first);
-                let all: Vec<u64> = clients.iter().flat_map(|c| c.latencies.iter().copied()).collect();
-                rr = rr_stats(&all, duration);
-            }
-        }
-        WorkloadConfig::RequestResponse(r) => {
-            if let App::RrClient(client) = &sim.apps[host(sim, &r.client)] {
-                let first = client.first.expect("started");
-                duration = client.last.expect("finished").since(first);
-                rr = rr_stats(&client.latencies, duration);
-            }
-        }
-        WorkloadConfig::TcpCrr(r) => {
-            if let App::CrrClient(client) = &sim.apps[host(sim, &r.client)] {
-                let first = client.first.expect("started");
-                duration = client.last.expect("finished").since(first);
-                rr = rr_stats(&client.latencies, duration);
-            }
-        }
-        WorkloadConfig::Echo(e) => {
-            if let App::Echo(client) = &sim.apps[host(sim, &e.client)] {
-                let first = client.first.expect("started");
-                duration = client.last.expect("finished").since(first);
-                rr = rr_stats(&client.latencies, duration);
-            }
-        }
-        WorkloadConfig::UdpRr(r) => {
-            if let App::UdpRr(client) = &sim.apps[host(sim, &r.client)] {
-                let first = client.first.expect("started");
-                duration = client.last.expect("finished").since(first);
-                rr = rr_stats(&client.latencies, duration);
-            }
-        }
-        WorkloadConfig::UdpStream(crate::config::UdpStreamConfig { from, to, .. })
-        | WorkloadConfig::PcapReplay(crate::config::PcapReplayConfig { from, to, .. }) => {
-            // Receive rate over first send to last arrival; send rate over
-            // first send to the sender's last datagram leaving its socket.
-            if let (App::UdpTx(sender), App::UdpRx(receiver)) = (&sim.apps[host(sim, from)], &sim.apps[host(sim, to)]) {
-                let start = sender.started.expect("the stream started");
-                let sending = sender.finished_at().expect("the stream finished").since(start);
-                duration = receiver.last.map_or(sending, |t| t.since(start));
-                datagrams_sent = Some(sender.sent());
-                datagrams_received = Some(receiver.received);
-                if sending.ps() > 0 {
-                    send_bps = Some(sender.sent_bytes() as f64 * 8.0 / sending.as_secs_f64());
-                }
-            }
-        }
-        WorkloadConfig::Netpipe(n) => {
-            if let App::NpClient(client) = &sim.apps[host(sim, &n.client)] {
-                let points = client.points.clone();
-                latency = points.first().map(|p| p.time_s);
-                peak = points.iter().map(|p| p.bytes as f64 * 8.0 / p.time_s).reduce(f64::max);
-                netpipe = Some(points);
-            }
-            duration = finished.since(Time::ZERO);
-        }
-    }
     for (i, app) in sim.apps.iter().enumerate() {
         let me = &sim.hosts[i].name;
-        flows.extend(app.flows(workload_peer(&s.workload, me), me, &sim.hosts));
+        flows.extend(app.flows(w.peer(me), me, &sim.hosts));
     }
     let payload: u64 = flows.iter().map(|f| f.bytes).sum();
     let sim_time = finished.as_secs_f64();
@@ -514,124 +396,5 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
             .iter()
             .map(|p| std::path::Path::new(p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default())
             .collect(),
-    }
-}
-
-/// Transactions, rate and latency statistics (s) of a request/response run.
-#[derive(Debug, Default)]
-struct RrStats {
-    transactions: Option<u64>,
-    rate: Option<f64>,
-    mean: Option<f64>,
-    p50: Option<f64>,
-    p90: Option<f64>,
-    p99: Option<f64>,
-}
-
-/// The statistics of a request/response run that took `duration`;
-/// percentile `q` is the smallest latency with at least `q` of them at or
-/// below it (nearest rank).
-fn rr_stats(latencies: &[u64], duration: Dur) -> RrStats {
-    let mut lat = latencies.to_vec();
-    lat.sort_unstable();
-    let secs = |ps: u64| ps as f64 / 1e12;
-    let n = lat.len();
-    let rank = |q: f64| secs(lat[((n as f64 * q).ceil() as usize).clamp(1, n) - 1]);
-    RrStats {
-        transactions: Some(n as u64),
-        rate: Some(n as f64 / duration.as_secs_f64().max(1e-18)),
-        mean: Some(secs(lat.iter().sum::<u64>()) / n as f64),
-        p50: Some(secs(lat[(n - 1) / 2])),
-        p90: Some(rank(0.9)),
-        p99: Some(rank(0.99)),
-    }
-}
-
-/// The applications of a host: its members if several, else itself.
-fn members(app: &App) -> Vec<&App> {
-    match app {
-        App::Multi(m) => m.members.iter().collect(),
-        one => vec![one],
-    }
-}
-
-/// A bulk flow's row and its interval.
-struct BulkRow {
-    row: BulkFlowRow,
-    start: Time,
-    end: Time,
-}
-
-/// Every bulk flow of a finished run, by flow number: its sender and
-/// receiver wherever they run.
-fn bulk_rows(sim: &Sim) -> Vec<BulkRow> {
-    let mut senders = std::collections::BTreeMap::new();
-    let mut receivers = std::collections::BTreeMap::new();
-    for (h, app) in sim.apps.iter().enumerate() {
-        for a in members(app) {
-            match a {
-                App::BulkTx(t) => {
-                    senders.insert(t.flow, (h, t));
-                }
-                App::BulkRx(r) => {
-                    receivers.insert(r.flow, (h, r));
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut rows = Vec::new();
-    for (flow, (from, snd)) in senders {
-        let Some(&(to, rcv)) = receivers.get(&flow) else { continue };
-        let start = snd.started.expect("a finished transfer started");
-        let end = rcv.last_byte.expect("a finished transfer delivered");
-        let bytes = rcv.received();
-        let secs = end.since(start).as_secs_f64();
-        let row = BulkFlowRow {
-            flow,
-            from: sim.hosts[from].name.clone(),
-            to: sim.hosts[to].name.clone(),
-            bytes,
-            start_s: start.as_secs_f64(),
-            end_s: end.as_secs_f64(),
-            goodput_bps: if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 },
-        };
-        rows.push(BulkRow { row, start, end });
-    }
-    rows
-}
-
-fn host(sim: &Sim, name: &str) -> usize {
-    sim.hosts.iter().position(|h| h.name == name).expect("validated")
-}
-
-fn sim_link(s: &Scenario, host: &str) -> usize {
-    s.links.iter().position(|l| l.endpoints.iter().any(|e| e == host)).expect("validated: every host is on a link")
-}
-
-/// The host at the other end of `me`'s part in a two-party workload.
-fn workload_peer<'a>(w: &'a WorkloadConfig, me: &str) -> &'a str {
-    let other = |a: &'a String, b: &'a String| if a == me { b.as_str() } else { a.as_str() };
-    match w {
-        WorkloadConfig::Bulk(b) => other(&b.from, &b.to),
-        WorkloadConfig::Transfers(list) => {
-            list.iter().find(|b| b.from == me || b.to == me).map_or("", |b| other(&b.from, &b.to))
-        }
-        WorkloadConfig::RequestResponse(r) | WorkloadConfig::UdpRr(r) | WorkloadConfig::TcpCrr(r) => {
-            other(&r.client, &r.server)
-        }
-        WorkloadConfig::Netpipe(n) => other(&n.client, &n.server),
-        WorkloadConfig::Echo(e) => other(&e.client, &e.server),
-        WorkloadConfig::UdpStream(u) => other(&u.from, &u.to),
-        WorkloadConfig::PcapReplay(p) => other(&p.from, &p.to),
-        // Receivers know their upstream node; name the image's source.
-        WorkloadConfig::Dolly(d) => d.nodes[0].as_str(),
-        WorkloadConfig::Dsm(d) => {
-            if d.home == me {
-                d.nodes.first().map_or("", String::as_str)
-            } else {
-                d.home.as_str()
-            }
-        }
     }
 }

@@ -122,23 +122,6 @@ pub struct Sim {
     names: Vec<String>,
 }
 
-/// The hosts' configurations with the workload's own settings applied
-/// (NetPIPE's `-b` socket buffer size).
-fn workload_hosts(s: &Scenario) -> Vec<crate::config::HostConfig> {
-    let mut hosts = s.hosts.clone();
-    if let crate::config::WorkloadConfig::Netpipe(n) = &s.workload {
-        if let Some(b) = n.buffer {
-            for h in hosts.iter_mut().filter(|h| h.name == n.client || h.name == n.server) {
-                h.tcp.rx_buffer = b;
-                h.tcp.tx_buffer = b;
-                h.udp.rx_buffer = b;
-                h.udp.tx_buffer = b;
-            }
-        }
-    }
-    hosts
-}
-
 /// How far a run has got, for progress displays. Reading it changes nothing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
@@ -164,10 +147,8 @@ impl Sim {
     /// it, relative to the scenario file). Assembly reads and writes no
     /// file; [`Sim::record_traces`] opens the link traces.
     pub fn build(s: &Scenario, seed: u64) -> Result<Sim, Error> {
-        if matches!(&s.workload, crate::config::WorkloadConfig::PcapReplay(p) if p.schedule.is_none()) {
-            let reason = "the capture is not loaded: resolve the scenario first (api::run_scenario loads it)";
-            return Err(crate::error::ConfigError::new("workload.pcap_replay.file", reason).into());
-        }
+        let w = workload::spec::of(&s.workload);
+        w.ready()?;
         let n = s.hosts.len();
         let index = |name: &str| {
             (s.hosts.iter().position(|h| h.name == name))
@@ -185,17 +166,15 @@ impl Sim {
                 }
             }
         }
-        let host_cfgs = workload_hosts(s);
+        let mut host_cfgs = s.hosts.clone();
+        w.adjust_hosts(&mut host_cfgs);
         let mut timings = Vec::with_capacity(s.hosts.len());
         for (i, h) in s.hosts.iter().enumerate() {
-            timings.push(h.timing(i)?);
-        }
-        if let crate::config::WorkloadConfig::Netpipe(n) = &s.workload {
-            for name in [&n.client, &n.server] {
-                if let Some(t) = timings[index(name)].as_mut() {
-                    t.memory.cold_cache |= n.invalidate_cache;
-                }
+            let mut t = h.timing(i)?;
+            if let Some(t) = t.as_mut() {
+                w.adjust_timing(&h.name, t);
             }
+            timings.push(t);
         }
         let tso = |i: usize| timings[i].as_ref().is_some_and(|t: &crate::host::timing::Timing| t.nic.tso);
         // Driver-level fragmentation gives the stack a virtual interface that
@@ -211,11 +190,7 @@ impl Sim {
         // Frames reach a stack exactly as another stack emitted them unless a
         // link damages them, a capture is replayed, an echo node turns them
         // round, or the host's own NIC or driver rebuilds them.
-        let untouched = s.links.iter().all(|l| l.impairments.corrupt == 0.0)
-            && !matches!(
-                s.workload,
-                crate::config::WorkloadConfig::PcapReplay(_) | crate::config::WorkloadConfig::Echo(_)
-            );
+        let untouched = s.links.iter().all(|l| l.impairments.corrupt == 0.0) && !w.rewrites_frames();
         let pristine = |i: usize| {
             untouched
                 && !timings[i].as_ref().is_some_and(|t| {
@@ -296,11 +271,11 @@ impl Sim {
             };
             sim.with_node(h, start)?;
         }
-        if let crate::config::WorkloadConfig::Echo(e) = &s.workload {
-            sim.echo = Some((index(&e.server), e.delay.dur()));
-            if let Some(t) = sim.timed[index(&e.client)].as_mut() {
+        sim.echo = w.echo_node().map(|(node, delay)| (index(node), delay));
+        if let Some((client, via)) = w.measured_client() {
+            if let Some(t) = sim.timed[index(client)].as_mut() {
                 t.measure.tx_irq_on_send = true;
-                t.measure.via = e.protocol == crate::config::MessageProtocol::Via;
+                t.measure.via = via;
             }
         }
         for h in 0..n {

@@ -44,147 +44,150 @@ fn open_udp(hosts: &mut [Host], client: usize, server: usize, port: u16) -> (Soc
     (a, b, IpEndpoint::new(IpAddress::Ipv4(hosts[server].ip), port))
 }
 
-/// Create the workload's sockets and applications; one [`App`] per host.
-pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> {
-    let mut apps: Vec<App> = hosts.iter().map(|_| App::Idle).collect();
-    match cfg {
-        WorkloadConfig::Bulk(b) => install_bulk(std::slice::from_ref(b), hosts, &mut apps, seed),
-        WorkloadConfig::Transfers(list) => install_bulk(list, hosts, &mut apps, seed),
-        WorkloadConfig::Dolly(d) => install_dolly(d, hosts, &mut apps, seed),
-        WorkloadConfig::Dsm(d) => install_dsm(d, hosts, &mut apps, seed),
-        WorkloadConfig::RequestResponse(RrConfig { client, server, request, response, transactions, port }) => {
-            let (c, s) = (host_index(hosts, client), host_index(hosts, server));
-            let (active, listen) = open(hosts, c, s, *port);
-            apps[c] = App::RrClient(RrClient {
-                sock: active,
-                out: Pattern::new(seed, 0),
-                check: Checker::new(seed, 1),
-                request: request.0,
-                response: response.0,
-                transactions: *transactions,
-                sent: 0,
-                completed: 0,
-                started_tx: None,
-                first: None,
-                last: None,
-                latencies: Vec::with_capacity((*transactions).min(1 << 20) as usize),
-                closed: false,
-                think: crate::engine::Dur::ZERO,
-                not_before: None,
-            });
-            apps[s] = App::RrServer(RrServer {
-                sock: listen,
-                out: Pattern::new(seed, 1),
-                check: Checker::new(seed, 0),
-                request: request.0,
-                response: response.0,
-                sent: 0,
-                closed: false,
-            });
+/// A request/response client and its server on one TCP connection.
+pub(super) fn install_rr(r: &RrConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let RrConfig { client, server, request, response, transactions, port } = r;
+    let (c, s) = (host_index(hosts, client), host_index(hosts, server));
+    let (active, listen) = open(hosts, c, s, *port);
+    apps[c] = App::RrClient(RrClient {
+        sock: active,
+        out: Pattern::new(seed, 0),
+        check: Checker::new(seed, 1),
+        request: request.0,
+        response: response.0,
+        transactions: *transactions,
+        sent: 0,
+        completed: 0,
+        started_tx: None,
+        first: None,
+        last: None,
+        latencies: Vec::with_capacity((*transactions).min(1 << 20) as usize),
+        closed: false,
+        think: crate::engine::Dur::ZERO,
+        not_before: None,
+    });
+    apps[s] = App::RrServer(RrServer {
+        sock: listen,
+        out: Pattern::new(seed, 1),
+        check: Checker::new(seed, 0),
+        request: request.0,
+        response: response.0,
+        sent: 0,
+        closed: false,
+    });
+}
+
+/// A UDP stream's sender and receiver.
+pub(super) fn install_udp_stream(u: &crate::config::UdpStreamConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let (tx, rx) = (host_index(hosts, &u.from), host_index(hosts, &u.to));
+    let (a, b, peer) = open_udp(hosts, tx, rx, u.port);
+    let opts = udp::StreamOptions {
+        size: u.size.0,
+        count: u.count,
+        duration: u.duration.map(|d| d.dur()),
+        rate: u.rate,
+        poisson: u.arrivals == crate::config::Arrivals::Poisson,
+        bursts: u.on.zip(u.off).map(|(on, off)| (on.dur(), off.dur())),
+        linger: u.linger.dur(),
+        replay: None,
+    };
+    let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);
+    apps[tx] = App::UdpTx(Box::new(sender));
+    apps[rx] = App::UdpRx(receiver);
+}
+
+/// A captured stream replayed over UDP (the capture is loaded).
+pub(super) fn install_replay(p: &crate::config::PcapReplayConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let (tx, rx) = (host_index(hosts, &p.from), host_index(hosts, &p.to));
+    let (a, b, peer) = open_udp(hosts, tx, rx, p.port);
+    let opts = udp::StreamOptions {
+        size: replay::MIN_PAYLOAD,
+        count: None,
+        duration: None,
+        rate: None,
+        poisson: false,
+        bursts: None,
+        linger: p.linger.dur(),
+        replay: Some(p.schedule.clone().expect("the replay file is loaded before the run")),
+    };
+    let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);
+    apps[tx] = App::UdpTx(Box::new(sender));
+    apps[rx] = App::UdpRx(receiver);
+}
+
+/// A UDP request/response client and server.
+pub(super) fn install_udp_rr(u: &RrConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let (c, s) = (host_index(hosts, &u.client), host_index(hosts, &u.server));
+    let (a, b, peer) = open_udp(hosts, c, s, u.port);
+    let (client, server) = udp::rr_pair(a, b, peer, seed, u.request.0, u.response.0, u.transactions);
+    apps[c] = App::UdpRr(client);
+    apps[s] = App::UdpRr(server);
+}
+
+/// The echo workload's client (UDP or VIA); the echo node needs no application.
+pub(super) fn install_echo(e: &crate::config::EchoConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let (c, s) = (host_index(hosts, &e.client), host_index(hosts, &e.server));
+    let io = match e.protocol {
+        crate::config::MessageProtocol::Udp => {
+            let (a, _, peer) = open_udp(hosts, c, s, e.port);
+            via::Io::Udp(a, peer)
         }
-        WorkloadConfig::UdpStream(u) => {
-            let (tx, rx) = (host_index(hosts, &u.from), host_index(hosts, &u.to));
-            let (a, b, peer) = open_udp(hosts, tx, rx, u.port);
-            let opts = udp::StreamOptions {
-                size: u.size.0,
-                count: u.count,
-                duration: u.duration.map(|d| d.dur()),
-                rate: u.rate,
-                poisson: u.arrivals == crate::config::Arrivals::Poisson,
-                bursts: u.on.zip(u.off).map(|(on, off)| (on.dur(), off.dur())),
-                linger: u.linger.dur(),
-                replay: None,
-            };
-            let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);
-            apps[tx] = App::UdpTx(Box::new(sender));
-            apps[rx] = App::UdpRx(receiver);
+        crate::config::MessageProtocol::Via => {
+            let vi = via::Vi::new(1, hosts[c].mac, hosts[s].mac, hosts[c].ip_mtu(), e.size.0);
+            via::Io::Via(Box::new(vi))
         }
-        WorkloadConfig::PcapReplay(p) => {
-            let (tx, rx) = (host_index(hosts, &p.from), host_index(hosts, &p.to));
-            let (a, b, peer) = open_udp(hosts, tx, rx, p.port);
-            let opts = udp::StreamOptions {
-                size: replay::MIN_PAYLOAD,
-                count: None,
-                duration: None,
-                rate: None,
-                poisson: false,
-                bursts: None,
-                linger: p.linger.dur(),
-                replay: Some(p.schedule.clone().expect("the replay file is loaded before the run")),
-            };
-            let (sender, receiver) = udp::stream_pair(a, b, peer, seed, opts);
-            apps[tx] = App::UdpTx(Box::new(sender));
-            apps[rx] = App::UdpRx(receiver);
+    };
+    let total = e.warmup + e.messages;
+    apps[c] = App::Echo(Box::new(via::EchoClient::new(io, seed, e.size.0, total, e.warmup)));
+}
+
+/// A TCP connect/request/response client and its listening server.
+pub(super) fn install_crr(r: &RrConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let (c, s) = (host_index(hosts, &r.client), host_index(hosts, &r.server));
+    let listen = hosts[s].add_tcp_socket();
+    hosts[s].sockets.get_mut::<tcp::Socket>(listen).listen(r.port).expect("fresh socket listens");
+    let at = IpEndpoint::new(IpAddress::Ipv4(hosts[s].ip), r.port);
+    let (client, server) = crr::pair(listen, at, seed, r.request.0, r.response.0, r.transactions);
+    apps[c] = App::CrrClient(client);
+    apps[s] = App::CrrServer(server);
+}
+
+/// NetPIPE's client and server (TCP or UDP).
+pub(super) fn install_netpipe(n: &NetpipeConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let (c, s) = (host_index(hosts, &n.client), host_index(hosts, &n.server));
+    let (client_io, server_io, caps) = match n.transport {
+        crate::config::Transport::Tcp => {
+            let (active, listen) = open(hosts, c, s, n.port);
+            // NPtcp sets TCP_NODELAY on both ends.
+            hosts[c].sockets.get_mut::<tcp::Socket>(active).set_nagle_enabled(false);
+            hosts[s].sockets.get_mut::<tcp::Socket>(listen).set_nagle_enabled(false);
+            let cap = |h: &Host, sock| h.sockets.get::<tcp::Socket>(sock).send_capacity() as u64;
+            let caps = cap(&hosts[c], active).min(cap(&hosts[s], listen));
+            (netpipe::Io::Tcp(active), netpipe::Io::Tcp(listen), caps)
         }
-        WorkloadConfig::UdpRr(u) => {
-            let (c, s) = (host_index(hosts, &u.client), host_index(hosts, &u.server));
-            let (a, b, peer) = open_udp(hosts, c, s, u.port);
-            let (client, server) = udp::rr_pair(a, b, peer, seed, u.request.0, u.response.0, u.transactions);
-            apps[c] = App::UdpRr(client);
-            apps[s] = App::UdpRr(server);
+        crate::config::Transport::Udp => {
+            let (a, b, peer) = open_udp(hosts, c, s, n.port);
+            let cap = |h: &Host, sock| h.sockets.get::<udp_socket::Socket>(sock).payload_send_capacity() as u64;
+            let caps = cap(&hosts[c], a).min(cap(&hosts[s], b));
+            (netpipe::Io::udp(a, Some(peer)), netpipe::Io::udp(b, None), caps)
         }
-        WorkloadConfig::Echo(e) => {
-            let (c, s) = (host_index(hosts, &e.client), host_index(hosts, &e.server));
-            let io = match e.protocol {
-                crate::config::MessageProtocol::Udp => {
-                    let (a, _, peer) = open_udp(hosts, c, s, e.port);
-                    via::Io::Udp(a, peer)
-                }
-                crate::config::MessageProtocol::Via => {
-                    let vi = via::Vi::new(1, hosts[c].mac, hosts[s].mac, hosts[c].ip_mtu(), e.size.0);
-                    via::Io::Via(Box::new(vi))
-                }
-            };
-            let total = e.warmup + e.messages;
-            apps[c] = App::Echo(Box::new(via::EchoClient::new(io, seed, e.size.0, total, e.warmup)));
-        }
-        WorkloadConfig::TcpCrr(r) => {
-            let (c, s) = (host_index(hosts, &r.client), host_index(hosts, &r.server));
-            let listen = hosts[s].add_tcp_socket();
-            hosts[s].sockets.get_mut::<tcp::Socket>(listen).listen(r.port).expect("fresh socket listens");
-            let at = IpEndpoint::new(IpAddress::Ipv4(hosts[s].ip), r.port);
-            let (client, server) = crr::pair(listen, at, seed, r.request.0, r.response.0, r.transactions);
-            apps[c] = App::CrrClient(client);
-            apps[s] = App::CrrServer(server);
-        }
-        WorkloadConfig::Netpipe(n) => {
-            let (c, s) = (host_index(hosts, &n.client), host_index(hosts, &n.server));
-            let (client_io, server_io, caps) = match n.transport {
-                crate::config::Transport::Tcp => {
-                    let (active, listen) = open(hosts, c, s, n.port);
-                    // NPtcp sets TCP_NODELAY on both ends.
-                    hosts[c].sockets.get_mut::<tcp::Socket>(active).set_nagle_enabled(false);
-                    hosts[s].sockets.get_mut::<tcp::Socket>(listen).set_nagle_enabled(false);
-                    let cap = |h: &Host, sock| h.sockets.get::<tcp::Socket>(sock).send_capacity() as u64;
-                    let caps = cap(&hosts[c], active).min(cap(&hosts[s], listen));
-                    (netpipe::Io::Tcp(active), netpipe::Io::Tcp(listen), caps)
-                }
-                crate::config::Transport::Udp => {
-                    let (a, b, peer) = open_udp(hosts, c, s, n.port);
-                    let cap = |h: &Host, sock| h.sockets.get::<udp_socket::Socket>(sock).payload_send_capacity() as u64;
-                    let caps = cap(&hosts[c], a).min(cap(&hosts[s], b));
-                    (netpipe::Io::udp(a, Some(peer)), netpipe::Io::udp(b, None), caps)
-                }
-            };
-            let mut opts = netpipe_options(n);
-            if n.bidirectional {
-                // NPtcp -2 caps the blocks at the socket buffer size: a block
-                // must fit the send buffer while the peer is sending too.
-                opts.upper = opts.upper.min(caps);
-                opts.bidir = true;
-            }
-            let (client, server) = netpipe::pair(client_io, server_io, seed, opts);
-            apps[c] = App::NpClient(client);
-            apps[s] = App::NpServer(server);
-        }
+    };
+    let mut opts = netpipe_options(n);
+    if n.bidirectional {
+        // NPtcp -2 caps the blocks at the socket buffer size: a block
+        // must fit the send buffer while the peer is sending too.
+        opts.upper = opts.upper.min(caps);
+        opts.bidir = true;
     }
-    apps
+    let (client, server) = netpipe::pair(client_io, server_io, seed, opts);
+    apps[c] = App::NpClient(client);
+    apps[s] = App::NpServer(server);
 }
 
 /// Bulk transfers: flow `g` (numbered across all transfers) uses pattern
 /// stream `g` and sender port 49152 + `g`; flow `i` of a transfer goes to
 /// its `port + i`. A host with several flows runs them as one [`Multi`].
-fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed: u64) {
+pub(super) fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed: u64) {
     let mut per_host: Vec<Vec<App>> = hosts.iter().map(|_| Vec::new()).collect();
     let mut g: u32 = 0;
     for BulkConfig { from, to, bytes, duration, write_size, port, flows, disk_rate } in list {
@@ -230,7 +233,7 @@ fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed:
 /// Dolly's chain: link `i` joins node `i` (active open from port 49152 +
 /// `i`) to node `i + 1` (listening on `port`); all carry the image, pattern
 /// stream 0.
-fn install_dolly(d: &crate::config::DollyConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+pub(super) fn install_dolly(d: &crate::config::DollyConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
     let nodes: Vec<usize> = d.nodes.iter().map(|n| host_index(hosts, n)).collect();
     let socks: Vec<(SocketHandle, SocketHandle)> = (nodes.windows(2).enumerate())
         .map(|(i, w)| open_from(hosts, w[0], w[1], d.port, EPHEMERAL_PORT.wrapping_add(i as u16)))
@@ -269,7 +272,7 @@ fn install_dolly(d: &crate::config::DollyConfig, hosts: &mut [Host], apps: &mut 
 /// A DSM: node `i` faults `pages` times on `home` over its own connection
 /// (home's port `port + i`, pattern streams 2i for requests and 2i + 1 for
 /// pages); home serves all connections as one program.
-fn install_dsm(d: &crate::config::DsmConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+pub(super) fn install_dsm(d: &crate::config::DsmConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
     let home = host_index(hosts, &d.home);
     let mut served = Vec::new();
     for (i, name) in d.nodes.iter().enumerate() {

@@ -21,6 +21,7 @@ mod install;
 pub mod netpipe;
 pub mod pattern;
 pub mod replay;
+pub mod spec;
 pub mod udp;
 pub mod via;
 
@@ -33,8 +34,15 @@ use crate::config::{BulkConfig, NetpipeConfig, RrConfig, WorkloadConfig};
 use crate::engine::Time;
 use crate::host::stack_config::WriteWakeup;
 use crate::host::Host;
-pub use install::install;
 use pattern::Pattern;
+pub use spec::{BulkFlowRow, Outcome, RrStats, RunView, Workload};
+
+/// Create the workload's sockets and applications; one [`App`] per host.
+pub fn install(cfg: &WorkloadConfig, hosts: &mut [Host], seed: u64) -> Vec<App> {
+    let mut apps: Vec<App> = hosts.iter().map(|_| App::Idle).collect();
+    spec::of(cfg).install(hosts, &mut apps, seed);
+    apps
+}
 
 /// First local port of active opens.
 const EPHEMERAL_PORT: u16 = 49152;
