@@ -628,6 +628,7 @@ pub fn coalesce(data: &[u8]) {
         pages: usize::from((h0 >> 2) & 3),
         page_size: [2048, 4096, 9000, 30 * 1024][usize::from((h0 >> 4) & 3)],
         flush_packets: [1, 3, 7, 1000][usize::from(h0 >> 6)],
+        trusted: false,
     };
     for (who, cfg) in [("NIC LRO (study)", LroConfig::default()), ("NIC LRO (small)", small)] {
         let mut lro = NicLro::new(cfg);
@@ -650,6 +651,7 @@ pub fn coalesce(data: &[u8]) {
     let cfg = GroConfig {
         max_flows: [64, 1, 2, 3][usize::from((h1 >> 4) & 3)],
         max_ip_len: [GroConfig::default().max_ip_len, 9000, 4000, 1500][usize::from(h1 >> 6)],
+        trusted: false,
     };
     let batch = usize::from(h1 & 15); // frames per poll batch; 0: one batch
     let mut gro = Gro::new(cfg);

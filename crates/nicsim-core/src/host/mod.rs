@@ -189,8 +189,8 @@ impl Host {
     /// `mtu`; `tso`: the NIC segments TCP super-segments up to 64 KiB.
     ///
     /// `pristine`: frames can only reach this host exactly as another stack
-    /// emitted them (no link damages them, no engine rebuilds them, no
-    /// capture is replayed). The stack then leaves the IP, TCP and UDP
+    /// emitted them, or as a coalescing engine merged such frames (no link
+    /// damages them, no driver rebuilds them, no capture is replayed). The stack then leaves the IP, TCP and UDP
     /// checksums of received frames unchecked, as a NIC with receive
     /// checksum offload spares it: the check could never fail, so results
     /// are unchanged, and it was a sixth of a 100 Gb/s jumbo-frame run.

@@ -24,7 +24,7 @@ use crate::host::cpu::Layer;
 use crate::host::timing::{Cost, GroFlush, LroMode};
 
 use super::merge::{
-    emit, ip_reason, parse, pass, Aggregate, Coalesced, Coalescer, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView,
+    emit, ip_reason, parse_with, pass, Aggregate, Coalesced, Coalescer, FlowKey, Kind, OutputStats, PassReason, PassReasons, TcpView,
     ETH, IP_MAX,
 };
 
@@ -35,13 +35,16 @@ pub struct GroConfig {
     pub max_flows: usize,
     /// Largest IP total length of an aggregate (Linux: 64 KB, `GRO_MAX_SIZE` 65536 exclusive).
     pub max_ip_len: usize,
+    /// Frames come over an undamaging wire: their TCP checksums are taken
+    /// as valid and aggregates leave theirs unfilled (see `merge::TcpView::trusted`).
+    pub trusted: bool,
 }
 
 impl Default for GroConfig {
     fn default() -> Self {
         // spec/dependencies.md, "Reference semantics for coalescing":
         // up to 64 flows held, 64 KB aggregates.
-        GroConfig { max_flows: 64, max_ip_len: IP_MAX }
+        GroConfig { max_flows: 64, max_ip_len: IP_MAX, trusted: false }
     }
 }
 
@@ -241,7 +244,7 @@ impl Gro {
         self.arrivals += 1;
         self.stats.frames_in += 1;
         self.stats.bytes_in += frame.len() as u64;
-        let v = match parse(&frame) {
+        let v = match parse_with(&frame, self.cfg.trusted) {
             Kind::Other(why) => {
                 pass(&mut self.stats, why, frame, tag, out);
                 return false;
@@ -411,7 +414,8 @@ impl HostCoalescer {
             LroMode::Off | LroMode::Nic => return None,
         };
         let keep_on_full = (timing.nic.gro_flush == GroFlush::NapiComplete).then_some(timing.nic.napi_budget);
-        Some(HostCoalescer { gro: Gro::new(GroConfig::default()), cost, keep_on_full })
+        let cfg = GroConfig { trusted: host.trusted, ..GroConfig::default() };
+        Some(HostCoalescer { gro: Gro::new(cfg), cost, keep_on_full })
     }
 }
 

@@ -31,8 +31,8 @@ use serde::Serialize;
 
 use super::merge::Coalesced;
 use super::merge::{
-    emit, ip_reason, parse, pass, seq_diff, Aggregate, Coalescer, FlowKey, Kind, OutputStats, PassReason, PassReasons,
-    TcpView, IP_MAX,
+    emit, ip_reason, parse_with, pass, seq_diff, Aggregate, Coalescer, FlowKey, Kind, OutputStats, PassReason,
+    PassReasons, TcpView, IP_MAX,
 };
 use crate::nic::LroClass;
 
@@ -49,13 +49,16 @@ pub struct LroConfig {
     /// Frames between flushes of every stream (study: 20, the interrupt
     /// moderation window).
     pub flush_packets: u32,
+    /// Frames come over an undamaging wire: their TCP checksums are taken
+    /// as valid and aggregates leave theirs unfilled (see `merge::TcpView::trusted`).
+    pub trusted: bool,
 }
 
 impl Default for LroConfig {
     fn default() -> Self {
         // Elbeshti et al. 2012, section on the architecture: 64-entry CAM,
         // 64 × 30 KB RB pages, CAM flushed every 20 packets.
-        LroConfig { cam_entries: 64, pages: 64, page_size: 30 * 1024, flush_packets: 20 }
+        LroConfig { cam_entries: 64, pages: 64, page_size: 30 * 1024, flush_packets: 20, trusted: false }
     }
 }
 
@@ -267,7 +270,7 @@ impl NicLro {
     }
 
     fn offer(&mut self, frame: Vec<u8>, tag: u64, out: &mut Vec<(Coalesced, u64)>) -> Option<LroClass> {
-        match parse(&frame) {
+        match parse_with(&frame, self.cfg.trusted) {
             Kind::Other(why) => {
                 pass(&mut self.stats, why, frame, tag, out);
                 None

@@ -268,6 +268,12 @@ pub(crate) struct TcpView {
     pub tos: u8,
     pub ident: u16,
     /// Both checksums are valid.
+    /// The frame came over a wire that cannot damage it, so its TCP
+    /// checksum was taken as valid without summing the segment (as a NIC
+    /// verifies it in hardware), and an aggregate started from it leaves
+    /// the TCP checksum unfilled (Linux marks GRO's aggregates
+    /// `CHECKSUM_UNNECESSARY`; the host's stack does not verify them).
+    pub trusted: bool,
     pub checksums_ok: bool,
     /// The IP checksum is valid and the TCP checksum field holds zero or the
     /// pseudo-header sum only: left for the sending NIC to fill in
@@ -295,6 +301,12 @@ pub(crate) enum Kind {
 
 /// Read what the engines need from `frame`; nothing here panics.
 pub(crate) fn parse(frame: &[u8]) -> Kind {
+    parse_with(frame, false)
+}
+
+/// [`parse`], with the TCP checksum taken as valid when the frame is
+/// `trusted` (it crossed an undamaging wire from another stack).
+pub(crate) fn parse_with(frame: &[u8], trusted: bool) -> Kind {
     let Ok(eth) = EthernetFrame::new_checked(frame) else { return Kind::Other(PassReason::LinkLayer) };
     if eth.ethertype() != EthernetProtocol::Ipv4 {
         return Kind::Other(PassReason::NotTcpIpv4);
@@ -323,7 +335,8 @@ pub(crate) fn parse(frame: &[u8]) -> Kind {
     let (src, dst) = (ip.src_addr(), ip.dst_addr());
     let fragment = ip.more_frags();
     let ip_ok = ip.verify_checksum();
-    let checksums_ok = ip_ok && (fragment || tcp.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)));
+    let checksums_ok =
+        ip_ok && (fragment || trusted || tcp.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)));
     let offloaded = ip_ok && !checksums_ok && {
         let field = tcp.checksum();
         field == 0 || field == pseudo_header_sum(src, dst, total - ip_hlen)
@@ -356,6 +369,7 @@ pub(crate) fn parse(frame: &[u8]) -> Kind {
         ident: ip.ident(),
         checksums_ok,
         offloaded,
+        trusted,
     })
 }
 
@@ -416,6 +430,8 @@ pub(crate) struct Aggregate {
     pub order: u64,
     /// The frame differs from the one received (trimmed or merged).
     modified: bool,
+    /// Leave the TCP checksum of a rewritten aggregate unfilled ([`TcpView::trusted`]).
+    trusted: bool,
 }
 
 impl Aggregate {
@@ -442,6 +458,7 @@ impl Aggregate {
             tag,
             order,
             modified,
+            trusted: view.trusted,
         }
     }
 
@@ -520,7 +537,9 @@ impl Aggregate {
         tcp.set_window_len(self.window);
         tcp.set_psh(self.psh);
         tcp.set_fin(self.fin);
-        tcp.fill_checksum(&src, &dst);
+        if !self.trusted {
+            tcp.fill_checksum(&src, &dst);
+        }
         (Coalesced { frame, segments }, tag)
     }
 }
@@ -592,6 +611,35 @@ mod tests {
         assert_eq!(out.frame[..ETH + 2], a[..ETH + 2], "Ethernet header, IP version and TOS kept");
         assert_eq!(out.frame[ETH + 4..ETH + 10], a[ETH + 4..ETH + 10], "IP ID, flags, TTL, protocol kept");
         assert_eq!(out.frame[ETH + 12..ETH + 24], a[ETH + 12..ETH + 24], "addresses and ports kept");
+    }
+
+    #[test]
+    fn a_trusted_frame_is_not_summed_and_its_aggregate_keeps_the_first_checksum() {
+        let (a, b) = (data(1, 0, 100, false), data(1, 100, 100, false));
+        // A damaged checksum: refused unless the wire is trusted.
+        let mut bad = a.clone();
+        bad[ETH + 20 + 16] ^= 0xff;
+        let Kind::Tcp(v) = parse(&bad) else { panic!() };
+        assert!(!v.checksums_ok && !v.trusted);
+        let Kind::Tcp(v) = parse_with(&bad, true) else { panic!() };
+        assert!(v.checksums_ok && v.trusted);
+        // Trusted aggregates keep the first segment's TCP checksum field (not
+        // filled for the merged segment); IP's is still rewritten.
+        let merged = |trusted: bool| {
+            let Kind::Tcp(va) = parse_with(&a, trusted) else { panic!() };
+            let Kind::Tcp(vb) = parse_with(&b, trusted) else { panic!() };
+            let mut agg = Aggregate::start(a.clone(), &va, 0, 1, 1);
+            agg.append(&b, &vb, 0, 2, 2);
+            agg.finish().0.frame
+        };
+        let (filled, trusted) = (merged(false), merged(true));
+        check(&filled);
+        let field = ETH + 20 + 16..ETH + 20 + 18;
+        assert_eq!(trusted[field.clone()], a[field.clone()]);
+        assert_ne!(filled[field.clone()], a[field.clone()]);
+        assert!(Ipv4Packet::new_checked(&trusted[ETH..]).unwrap().verify_checksum());
+        assert_eq!(trusted[..ETH + 36], filled[..ETH + 36]);
+        assert_eq!(trusted[ETH + 38..], filled[ETH + 38..]);
     }
 
     #[test]

@@ -151,6 +151,11 @@ pub struct Setup<'a> {
     pub tcp_header: usize,
     /// The host's MAC address.
     pub mac: [u8; 6],
+    /// Frames reach the host's NIC exactly as another stack (or its NIC's
+    /// TSO) emitted them, checksums valid: no link damages them, no capture
+    /// is replayed, no echo node turns them round. Release builds only, so
+    /// that the tests check what this takes for granted.
+    pub trusted: bool,
 }
 
 /// Which kind of socket call moves data.

@@ -77,6 +77,7 @@ impl NicEngine {
             pages: e.pages as usize,
             page_size: e.page_size.0,
             flush_packets: e.flush_packets,
+            trusted: host.trusted,
         };
         let mut core = CoreConfig::study(e.core_clock, DmaClock::Ratio(e.dma_ratio));
         core.window = u64::from(e.flush_packets);
