@@ -22,10 +22,12 @@ mod measure;
 mod nic;
 mod report;
 mod timed;
+mod toe;
 mod via;
 
 pub use report::{CoreReport, MessageReport, TimingReport};
-pub use timed::{Notice, OffloadStats, Timed};
+pub use timed::{OffloadStats, Timed};
+pub use toe::Notice;
 
 use crate::engine::{EventKey, Priority, Time};
 use crate::error::Error;

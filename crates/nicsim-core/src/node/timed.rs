@@ -33,7 +33,7 @@ use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, EventKey, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
 use crate::host::driver::TxDriver;
-use crate::host::timing::{OffloadLocation, OffloadNotify, SocketCopy, Timing};
+use crate::host::timing::{OffloadNotify, SocketCopy, Timing};
 use crate::host::TxFrame;
 use crate::nic::device::Nic;
 use crate::nic::offload::{AnyRxOffload, OffloadEvent, SocketCall};
@@ -84,13 +84,6 @@ pub(crate) enum Next {
     /// Socket backlog: the application's core processed the segments that
     /// waited while its call `1` held the socket.
     Backlog(Vec<Waiting>, Op),
-}
-
-/// What the communication processor notices on a turn of its loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Notice {
-    /// The application rang the doorbell: a command waits.
-    Command,
 }
 
 /// A timed host's state: cores, memory, bus, NIC, driver, offload engine.
@@ -352,25 +345,7 @@ impl Timed {
                 let ctx = self.irq_ctx();
                 self.timed_poll(env, now, ctx, false);
             }
-            Next::CompletionPosted(woken) => {
-                let t = &mut *self;
-                t.offload.completions += 1;
-                if t.timing.offload.location == OffloadLocation::Nic {
-                    t.bus.transfer(now, BusOp::DeviceWrite, t.timing.offload.descriptor.0);
-                }
-                let core = t.timing.cpu.app_core as usize;
-                t.cores[core].note_interrupt();
-                t.offload.completion_interrupts += 1;
-                let cpu = &t.timing.cpu;
-                let pieces = vec![
-                    (Layer::Interrupt, cpu.interrupt_entry),
-                    (Layer::Command, t.timing.cycles_on(core, t.timing.offload.completion_rx)),
-                    (Layer::Interrupt, cpu.interrupt_exit),
-                ];
-                let msg = env.app.current_msg();
-                let job = Job::new(Class::Irq, pieces, Next::CompletionTaken(woken)).for_msg(msg).on(Path::Receive);
-                self.submit(env, core, now, job);
-            }
+            Next::CompletionPosted(woken) => self.completion_posted(env, woken, now),
             Next::CompletionTaken(woken) => {
                 self.completion_pending = false;
                 self.app_kick(env, now, woken);
@@ -492,68 +467,6 @@ impl Timed {
             self.app_kick(env, now, woken);
         }
         env.schedule_stack_timer(now);
-    }
-
-    /// Offload: the application finished a socket call; its command goes to
-    /// the communication processor (descriptor written, doorbell rung), which
-    /// decodes it and runs the stack for it.
-    fn ring_doorbell(&mut self, env: &mut Env, now: Time) {
-        let t = &mut *self;
-        t.offload.commands += 1;
-        let desc = t.timing.offload.descriptor.0;
-        let seen = match t.timing.offload.location {
-            // Descriptor and doorbell are stores through the north bridge.
-            OffloadLocation::Core => t.memory(now, desc),
-            // Doorbell is an MMIO write; the NIC processor then fetches the descriptor.
-            OffloadLocation::Nic => {
-                let rung = t.bus.transfer(now, BusOp::MmioWrite, 4);
-                t.bus.transfer(rung, BusOp::DeviceRead, desc)
-            }
-        };
-        t.commands += 1;
-        let at = if t.polled() { t.poll_at(seen) } else { seen };
-        env.out.at(at, Priority::DEVICE, HostEvent::CommNotice(Notice::Command));
-    }
-
-    /// Offload: the communication processor turns to the work it noticed.
-    pub(crate) fn on_comm_notice(&mut self, env: &mut Env, notice: Notice, now: Time) {
-        match notice {
-            Notice::Command => {
-                let t = &mut *self;
-                t.commands -= 1;
-                let core = t.timing.stack_core();
-                let mut pieces = Vec::with_capacity(3);
-                if !t.polled() {
-                    t.cores[core].note_interrupt();
-                    pieces.push((Layer::Interrupt, t.timing.cpu.interrupt_entry));
-                    pieces.push((Layer::Interrupt, t.timing.cpu.interrupt_exit));
-                }
-                pieces.push((Layer::Command, t.timing.cycles_on(core, t.timing.offload.command_rx)));
-                let msg = env.app.current_msg();
-                let job = Job::new(Class::Softirq, pieces, Next::CommandDone).for_msg(msg).on(Path::Send);
-                self.submit(env, core, now, job);
-            }
-        }
-    }
-
-    /// Offload: the stack on the communication processor changed what the
-    /// application can do (data arrived, room freed). If the application
-    /// waits, post a completion, which interrupts the application core.
-    fn post_completion(&mut self, env: &mut Env, now: Time, woken: bool) {
-        let t = &mut *self;
-        if t.app_busy || t.completion_pending {
-            return;
-        }
-        if env.app.next_op(now, env.host).is_none() {
-            return;
-        }
-        let msg = env.app.current_msg();
-        let t = &mut *self;
-        t.completion_pending = true;
-        let core = t.timing.stack_core();
-        let pieces = vec![(Layer::Command, t.timing.cycles_on(core, t.timing.offload.completion))];
-        let job = Job::new(Class::Softirq, pieces, Next::CompletionPosted(woken)).for_msg(msg).on(Path::Receive);
-        self.submit(env, core, now, job);
     }
 
     /// Start the application's next socket call if it is not in one. An
