@@ -25,11 +25,25 @@ const ETH: usize = 14;
 /// Largest IP datagram a TSO super-segment may be (`GSO_MAX_SIZE`).
 const GSO_MAX: usize = 65_535;
 
-/// A held data segment.
+/// A held data segment, built into a frame only when it goes out (so that
+/// appending to it does not copy what it holds).
 #[derive(Debug)]
 struct Held {
-    frame: TxFrame,
+    /// The headers of the newest segment appended (its ACK, window, timestamps).
+    headers: Vec<u8>,
+    flow: ([u8; 4], u16, [u8; 4], u16),
+    seq: TcpSeqNumber,
+    mss: u16,
+    payload: Vec<u8>,
+    /// When its first byte was held.
     since: Time,
+}
+
+impl Held {
+    /// The super-segment as it goes to the driver.
+    fn frame(self) -> TxFrame {
+        TxFrame { bytes: rebuild(&self.headers, self.headers.len(), self.seq, &self.payload), tso_mss: Some(self.mss) }
+    }
 }
 
 /// Where a frame's TCP payload starts, its flow and its sequence numbers.
@@ -85,45 +99,46 @@ impl Autosize {
     pub fn offer(&mut self, frames: Vec<TxFrame>, now: Time) -> Vec<TxFrame> {
         let mut out = Vec::with_capacity(frames.len());
         if self.deadline().is_some_and(|d| d <= now) {
-            out.extend(self.held.take().map(|h| h.frame));
+            out.extend(self.held.take().map(Held::frame));
         }
         for f in frames {
             let (Some(mss), Some(seg)) = (f.tso_mss, data_segment(&f.bytes)) else {
                 // Anything else goes out after what was held before it.
-                out.extend(self.held.take().map(|h| h.frame));
+                out.extend(self.held.take().map(Held::frame));
                 out.push(f);
                 continue;
             };
-            let follows = self.held.as_ref().and_then(|h| {
-                let s = data_segment(&h.frame.bytes).expect("only data segments are held");
-                (s.flow == seg.flow && s.seq + s.len == seg.seq && h.frame.tso_mss == Some(mss)).then_some(s)
-            });
+            let follows = self
+                .held
+                .as_ref()
+                .is_some_and(|h| h.flow == seg.flow && h.seq + h.payload.len() == seg.seq && h.mss == mss);
             // The data to send from `start`, and since when the first of it waits.
+            let data = &f.bytes[seg.headers..seg.headers + seg.len];
             let (start, mut payload, since) = match (follows, self.held.take()) {
-                (Some(s), Some(mut h)) => {
-                    let mut payload = h.frame.bytes.split_off(s.headers);
-                    payload.truncate(s.len);
-                    payload.extend_from_slice(&f.bytes[seg.headers..seg.headers + seg.len]);
-                    (s.seq, payload, h.since)
+                (true, Some(mut h)) => {
+                    h.payload.extend_from_slice(data);
+                    (h.seq, h.payload, h.since)
                 }
                 (_, old) => {
-                    out.extend(old.map(|h| h.frame));
-                    (seg.seq, f.bytes[seg.headers..seg.headers + seg.len].to_vec(), now)
+                    out.extend(old.map(Held::frame));
+                    (seg.seq, data.to_vec(), now)
                 }
             };
             // Whole 64 KiB super-segments go out now (the newest segment's
             // headers: its ACK, window and timestamps); the rest is held.
             let goal = (GSO_MAX - (seg.headers - ETH)) / usize::from(mss) * usize::from(mss);
             let mut seq = start;
-            while payload.len() >= goal {
-                let rest = payload.split_off(goal);
-                out.push(TxFrame { bytes: rebuild(&f.bytes, seg.headers, seq, &payload), tso_mss: Some(mss) });
+            let mut at = 0;
+            while payload.len() - at >= goal {
+                let bytes = rebuild(&f.bytes, seg.headers, seq, &payload[at..at + goal]);
+                out.push(TxFrame { bytes, tso_mss: Some(mss) });
                 seq += goal;
-                payload = rest;
+                at += goal;
             }
-            if !payload.is_empty() {
-                let bytes = rebuild(&f.bytes, seg.headers, seq, &payload);
-                self.held = Some(Held { frame: TxFrame { bytes, tso_mss: Some(mss) }, since });
+            if at < payload.len() {
+                payload.drain(..at);
+                let headers = f.bytes[..seg.headers].to_vec();
+                self.held = Some(Held { headers, flow: seg.flow, seq, mss, payload, since });
             }
         }
         out
