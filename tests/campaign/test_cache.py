@@ -3,6 +3,7 @@ points, interrupts leave a consistent cache, and results describe themselves."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 import nicsim
-from nicsim.campaign import Cache, LocalExecutor, Sweep
+from nicsim.campaign import Cache, LocalExecutor, Sweep, run_key
 
 from .conftest import CountingExecutor
 
@@ -270,3 +271,18 @@ def test_ctrl_c_while_a_file_is_written_leaves_no_temporary_file(
         cache_module.write_atomic(target, '{"whole": true}')
     assert json.loads(target.read_text(encoding="utf-8")) == {"whole": True}
     assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_a_run_key_changes_with_the_text_of_a_profile_its_hosts_name() -> None:
+    """A rebuilt profile with the same nicsim version must not reuse a run."""
+    timed = {"hosts": [{"name": "a", "profile": "p"}, {"name": "b", "profile": None}]}
+    old = run_key(timed, 1, "1.0", profile_text=lambda name: "clock = 1")
+    new = run_key(timed, 1, "1.0", profile_text=lambda name: "clock = 2")
+    assert old != new
+    assert old == run_key(timed, 1, "1.0", profile_text=lambda name: "clock = 1")
+
+
+def test_a_run_key_without_profiles_is_the_scenario_seed_and_version() -> None:
+    ideal = {"hosts": [{"name": "a", "profile": None}]}
+    canonical = json.dumps({"scenario": ideal, "seed": 3, "version": "v"}, sort_keys=True, separators=(",", ":"))
+    assert run_key(ideal, 3, "v") == hashlib.sha256(canonical.encode()).hexdigest()

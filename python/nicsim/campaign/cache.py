@@ -28,7 +28,7 @@ import re
 import signal
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,15 +73,26 @@ SUMMARY_FIRST = ["goodput_bps", "duration_s", "payload_bytes", "frames", "retran
 """Summary columns shown first in tables (the rest follow in report order)."""
 
 
-def run_key(resolved: Mapping[str, Any], seed: int, version: str) -> str:
+def run_key(
+    resolved: Mapping[str, Any],
+    seed: int,
+    version: str,
+    profile_text: Callable[[str], str | None] | None = None,
+) -> str:
     """The cache key of a run: SHA-256 of the canonical resolved scenario,
-    the seed and the nicsim version."""
-    canonical = json.dumps(
-        {"scenario": resolved, "seed": seed, "version": version},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    the seed, the nicsim version and the text of every built-in timing
+    profile its hosts name (``profile_text``, default the native module's):
+    a profile changed in a rebuild with the same version must not reuse an
+    older run. A scenario that names no profile keys as before."""
+    names = sorted({h["profile"] for h in resolved.get("hosts", []) if isinstance(h, Mapping) and h.get("profile")})
+    payload: dict[str, Any] = {"scenario": resolved, "seed": seed, "version": version}
+    if names:
+        if profile_text is None:
+            from .. import _core
+
+            profile_text = _core.profile_text
+        payload["profiles"] = {name: profile_text(name) for name in names}
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
