@@ -88,6 +88,15 @@ pub struct NicConfig {
     /// instead of `cpu.irq_core`.
     #[serde(default)]
     pub arfs: bool,
+    /// Striding receive queue (mlx5 "Striding RQ", its default on a fast PCIe
+    /// link since Linux 4.x): received frames are packed into the strides of
+    /// large multi-page buffers instead of each taking whole 4 KiB pages, so
+    /// the driver allocates (and the reader frees) only the pages the frames
+    /// fill. A frame that fits one page with its headroom (64 B) and
+    /// `skb_shared_info` (320 B) takes that size rounded up to a power of two
+    /// (2 KiB at MTU 1500); a larger one takes its length in 64-byte strides.
+    #[serde(default)]
+    pub striding_rq: bool,
     /// NAPI: after an interrupt, poll the ring with interrupts off until it is empty.
     #[serde(default = "yes")]
     pub napi: bool,

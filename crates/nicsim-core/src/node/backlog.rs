@@ -9,7 +9,7 @@
 //! softirq's own spinlock orders them in Linux). Without the backlog, TCP
 //! input is part of each frame's receive job.
 
-use super::cost::{rx_pages, shape, tcp_input_pieces, Frag};
+use super::cost::{rx_footprint, shape, tcp_input_pieces, whole_pages, Frag};
 use super::timed::{Ctx, Next, Timed, Waiting};
 use super::Env;
 use crate::engine::Time;
@@ -75,7 +75,8 @@ impl Timed {
         if (c.skb_free.total(1) > 0 || c.page_free.total(1) > 0) && shape(&frame).data > 0 {
             // The read that consumes it frees its sk_buff and buffers.
             t.unread.0 += 1;
-            t.unread.1 += rx_pages(frame.len() as u64, segments);
+            let bytes = rx_footprint(t.timing.nic.striding_rq, frame.len() as u64, segments);
+            t.unread.1 += whole_pages(&mut t.rx_pages.1, bytes);
         }
         if crate::workload::via::is_via(&frame) {
             env.via_deliver(&frame, now)?;

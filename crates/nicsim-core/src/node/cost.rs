@@ -190,10 +190,65 @@ fn via_rx_pieces(timing: &Timing, v: via::FrameInfo, core: usize) -> Vec<(Layer,
     vec![(Layer::Driver, cy(c.driver_rx)), (Layer::ViaTransport, transport), (Layer::Copy, copy)]
 }
 
-/// Receive buffer pages a frame of `len` bytes made of `segments` wire
-/// frames filled: each wire frame takes whole 4 KiB pages (mlx5 splits a
-/// jumbo frame into page-sized fragments; a 1500-byte frame fits in one).
-pub(super) fn rx_pages(len: u64, segments: u32) -> u64 {
+/// Bytes of receive buffer a frame of `len` bytes made of `segments` wire
+/// frames took. Without a striding receive queue each wire frame takes whole
+/// 4 KiB pages (mlx5's legacy queue splits a jumbo frame into page-sized
+/// fragments; a 1500-byte frame fits in one). With one (`nic.striding_rq`,
+/// mlx5 `mlx5e_mpwqe_get_log_stride_size` in Linux 5.4): a wire frame that
+/// fits a page with headroom and `skb_shared_info` takes that size rounded
+/// up to a power of two (a linear SKB's stride), a larger one its length
+/// rounded up to 64-byte strides (`MLX5_MPWRQ_DEF_LOG_STRIDE_SZ` 6).
+pub(super) fn rx_footprint(striding: bool, len: u64, segments: u32) -> u64 {
     let segments = u64::from(segments.max(1));
-    segments * len.div_ceil(segments).div_ceil(4096)
+    let wire = len.div_ceil(segments);
+    let one = if !striding {
+        wire.div_ceil(PAGE) * PAGE
+    } else {
+        // SKB_DATA_ALIGN (64-byte cache lines) of headroom + frame (with
+        // the 4-byte FCS and a VLAN tag's room), plus skb_shared_info.
+        let linear = (64 + wire + 8).div_ceil(64) * 64 + 320;
+        if linear <= PAGE {
+            linear.next_power_of_two()
+        } else {
+            wire.div_ceil(64) * 64
+        }
+    };
+    segments * one
+}
+
+/// A receive buffer page.
+pub(super) const PAGE: u64 = 4096;
+
+/// Whole pages out of `bytes` more of receive buffer, keeping the remainder
+/// in `carry` (a page is allocated, or freed, once frames have filled it).
+pub(super) fn whole_pages(carry: &mut u64, bytes: u64) -> u64 {
+    *carry += bytes;
+    let pages = *carry / PAGE;
+    *carry %= PAGE;
+    pages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_legacy_queue_gives_every_wire_frame_whole_pages() {
+        assert_eq!(rx_footprint(false, 1514, 1), PAGE);
+        assert_eq!(rx_footprint(false, 9014, 1), 3 * PAGE);
+        // A GRO aggregate of three 1514-byte wire frames.
+        assert_eq!(rx_footprint(false, 3 * 1514, 3), 3 * PAGE);
+    }
+
+    #[test]
+    fn a_striding_queue_packs_two_mtu_1500_frames_a_page_and_jumbo_frames_in_64_byte_strides() {
+        // 64 + 1514 + 8 -> 1600 aligned, + 320 = 1920 -> a 2 KiB stride.
+        assert_eq!(rx_footprint(true, 1514, 1), 2048);
+        assert_eq!(rx_footprint(true, 9014, 1), 9024);
+        let mut carry = 0;
+        let pages: u64 = (0..10).map(|_| whole_pages(&mut carry, rx_footprint(true, 1514, 1))).sum();
+        assert_eq!((pages, carry), (5, 0));
+        let pages: u64 = (0..4).map(|_| whole_pages(&mut carry, rx_footprint(true, 9014, 1))).sum();
+        assert_eq!((pages, carry), (8, 4 * 9024 - 8 * PAGE));
+    }
 }

@@ -5,7 +5,7 @@
 //! for. The NIC's state is [`crate::nic::device::Nic`]; the engines are in
 //! [`crate::nic::offload`]. Units: picoseconds, bytes, frames.
 
-use super::cost::{push_nonzero, rx_cost, rx_pages, shape};
+use super::cost::{push_nonzero, rx_cost, rx_footprint, shape, whole_pages};
 use super::timed::{Next, Timed};
 use super::{Env, HostEvent};
 use crate::bus::BusOp;
@@ -274,7 +274,9 @@ impl Timed {
         let budget = if t.timing.nic.napi || t.polled() { t.timing.nic.napi_budget as usize } else { usize::MAX };
         let mut take = t.nic.rx_done.len().min(budget);
         let frames: Vec<(Time, Vec<u8>, u32)> = t.nic.rx_done.drain(..take).collect();
-        let pages: u64 = frames.iter().map(|(_, f, _)| rx_pages(f.len() as u64, 1)).sum();
+        let striding = t.timing.nic.striding_rq;
+        let bytes: u64 = frames.iter().map(|(_, f, _)| rx_footprint(striding, f.len() as u64, 1)).sum();
+        let pages = whole_pages(&mut t.rx_pages.0, bytes);
         let cleaned = std::mem::take(&mut t.nic.tx_done);
         t.nic.tx_done_since = None;
         let core = t.timing.stack_core();

@@ -125,6 +125,10 @@ pub struct Timed {
     /// so far: their difference is the reuse distance of the next byte read
     /// (DDIO, `memory.ddio`).
     pub(crate) rx_data: (u64, u64),
+    /// Receive buffer bytes filled short of a whole page: by the NIC (the
+    /// driver allocates a page once frames fill it) and by frames the
+    /// application has read (a page is freed once all of it is read).
+    pub(crate) rx_pages: (u64, u64),
     /// TSO autosizing and deferral of the stack's output (`nic.tso_defer`).
     pub(crate) autosize: Option<crate::host::autosize::Autosize>,
     /// Socket backlog (`cpu.socket_backlog`): the application is in a call
@@ -176,6 +180,7 @@ impl Timed {
             app_blocked: false,
             unread: (0, 0),
             rx_data: (0, 0),
+            rx_pages: (0, 0),
             autosize,
             owned: false,
             backlog: Vec::new(),

@@ -79,24 +79,46 @@ fn priced_buffer_lock_and_scheduler_costs_appear_in_their_layers_and_add_up() {
     }
 }
 
+/// Sk_buffs and buffer pages the receiver frees (its `skb` and `mm`
+/// cycles at 1000 a free), and the frames it received and sent.
+fn frees(striding: bool) -> (f64, f64, f64, f64) {
+    let r = flow(
+        "1500B",
+        &format!(
+            "costs = {{ skb_alloc = {{ cycles = 0 }}, page_alloc = {{ cycles = 0 }}, skb_free = {{ cycles = 1000 }}, \
+             page_free = {{ cycles = 1000 }} }}\ncpu = {{ line_transfer = 0 }}\nnic = {{ striding_rq = {striding} }}"
+        ),
+    );
+    let t = timing(&r, 1);
+    let skb = t.cycles["skb"] as f64 / 1000.0;
+    let mm = t.cycles["mm"] as f64 / 1000.0;
+    (skb, mm, t.nic.rx_frames as f64, t.nic.tx_frames as f64)
+}
+
 #[test]
 fn the_receive_stack_frees_one_buffer_per_frame_and_one_sk_buff_per_segment() {
     // Without GRO every frame is its own segment: the read frees one
     // sk_buff and one buffer per data frame it consumed.
-    let r = flow(
-        "1500B",
-        "costs = { skb_alloc = { cycles = 0 }, page_alloc = { cycles = 0 }, skb_free = { cycles = 1000 }, \
-         page_free = { cycles = 1000 } }\ncpu = { line_transfer = 0 }",
-    );
-    let nic = &timing(&r, 1).nic;
-    let frames = (nic.rx_frames + nic.tx_frames) as f64;
-    let skb = timing(&r, 1).cycles["skb"] as f64 / 1000.0;
-    let mm = timing(&r, 1).cycles["mm"] as f64 / 1000.0;
+    let (skb, mm, rx, tx) = frees(false);
+    let frames = rx + tx;
     // Every frame received is freed once, by the read (data) or by TCP
     // (control); every frame sent (the receiver's ACKs) once its
     // descriptor is reclaimed. Data still unread at the end is not.
     assert!(skb <= frames && skb > 0.95 * frames, "{skb} sk_buffs freed for {frames} frames in and out");
     assert!((mm - skb).abs() < 1.0, "one buffer per sk_buff without GRO: {mm} vs {skb}");
+}
+
+#[test]
+fn a_striding_receive_queue_frees_a_page_per_two_mtu_1500_frames() {
+    // mlx5's Striding RQ packs two 1500-byte frames into a 4 KiB page: the
+    // reads free half a page per data frame; each sent ACK's buffer is
+    // still freed whole when its descriptor is reclaimed.
+    let (skb, mm, rx, tx) = frees(true);
+    assert!(skb > 0.95 * (rx + tx), "sk_buffs are freed per frame as before: {skb} for {}", rx + tx);
+    // Data still unread at the end is not freed (as for the sk_buffs).
+    let want = 0.5 * rx + tx;
+    assert!(mm <= want + 1.0 && mm > 0.9 * want, "{mm} pages freed, at most {want} expected");
+    assert!(mm < 0.8 * skb, "fewer pages than sk_buffs: {mm} vs {skb}");
 }
 
 #[test]
