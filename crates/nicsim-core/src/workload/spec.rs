@@ -155,9 +155,9 @@ pub fn of(cfg: &WorkloadConfig) -> Box<dyn Workload + '_> {
     match cfg {
         WorkloadConfig::Bulk(b) => Box::new(Bulk { list: std::slice::from_ref(b), single: true }),
         WorkloadConfig::Transfers(list) => Box::new(Bulk { list, single: false }),
-        WorkloadConfig::RequestResponse(r) => Box::new(Rr(r)),
-        WorkloadConfig::UdpRr(r) => Box::new(UdpRr(r)),
-        WorkloadConfig::TcpCrr(r) => Box::new(Crr(r)),
+        WorkloadConfig::RequestResponse(r) => Box::new(Rr(r, RrKind::Tcp)),
+        WorkloadConfig::UdpRr(r) => Box::new(Rr(r, RrKind::Udp)),
+        WorkloadConfig::TcpCrr(r) => Box::new(Rr(r, RrKind::Crr)),
         WorkloadConfig::Netpipe(n) => Box::new(n),
         WorkloadConfig::UdpStream(u) => Box::new(u),
         WorkloadConfig::PcapReplay(p) => Box::new(p),
@@ -296,61 +296,38 @@ fn bulk_rows(run: &RunView) -> Vec<(BulkFlowRow, Time, Time)> {
     rows
 }
 
-/// Request/response over one TCP connection.
-struct Rr<'a>(&'a RrConfig);
+/// Which transport a request/response workload uses.
+#[derive(Clone, Copy)]
+enum RrKind {
+    /// One TCP connection for all transactions.
+    Tcp,
+    /// UDP datagrams.
+    Udp,
+    /// A new TCP connection per transaction.
+    Crr,
+}
+
+/// A request/response workload.
+struct Rr<'a>(&'a RrConfig, RrKind);
 
 impl Workload for Rr<'_> {
     fn install(&self, hosts: &mut [Host], apps: &mut [App], seed: u64) {
-        install_rr(self.0, hosts, apps, seed);
-    }
-
-    fn peer(&self, me: &str) -> &str {
-        other(me, &self.0.client, &self.0.server)
-    }
-
-    fn outcome(&self, run: &RunView) -> Outcome {
-        match run.app(&self.0.client) {
-            App::RrClient(c) => transactions(c.first, c.last, &c.latencies),
-            _ => Outcome::default(),
+        match self.1 {
+            RrKind::Tcp => install_rr(self.0, hosts, apps, seed),
+            RrKind::Udp => install_udp_rr(self.0, hosts, apps, seed),
+            RrKind::Crr => install_crr(self.0, hosts, apps, seed),
         }
     }
-}
-
-/// Request/response over UDP.
-struct UdpRr<'a>(&'a RrConfig);
-
-impl Workload for UdpRr<'_> {
-    fn install(&self, hosts: &mut [Host], apps: &mut [App], seed: u64) {
-        install_udp_rr(self.0, hosts, apps, seed);
-    }
 
     fn peer(&self, me: &str) -> &str {
         other(me, &self.0.client, &self.0.server)
     }
 
     fn outcome(&self, run: &RunView) -> Outcome {
-        match run.app(&self.0.client) {
-            App::UdpRr(c) => transactions(c.first, c.last, &c.latencies),
-            _ => Outcome::default(),
-        }
-    }
-}
-
-/// A new TCP connection per request/response.
-struct Crr<'a>(&'a RrConfig);
-
-impl Workload for Crr<'_> {
-    fn install(&self, hosts: &mut [Host], apps: &mut [App], seed: u64) {
-        install_crr(self.0, hosts, apps, seed);
-    }
-
-    fn peer(&self, me: &str) -> &str {
-        other(me, &self.0.client, &self.0.server)
-    }
-
-    fn outcome(&self, run: &RunView) -> Outcome {
-        match run.app(&self.0.client) {
-            App::CrrClient(c) => transactions(c.first, c.last, &c.latencies),
+        match (self.1, run.app(&self.0.client)) {
+            (RrKind::Tcp, App::RrClient(c)) => transactions(c.first, c.last, &c.latencies),
+            (RrKind::Udp, App::UdpRr(c)) => transactions(c.first, c.last, &c.latencies),
+            (RrKind::Crr, App::CrrClient(c)) => transactions(c.first, c.last, &c.latencies),
             _ => Outcome::default(),
         }
     }
