@@ -4,10 +4,7 @@
 from __future__ import annotations
 
 import functools
-import os
-from pathlib import Path
 
-from nicsim.campaign.executors import Executor
 from nicsim.studies.framework import Section, Study
 
 from . import report
@@ -70,11 +67,5 @@ STUDY = build()
 """The study: its sections in report order."""
 
 
-def reproduce(
-    out: str | os.PathLike[str] | None = None,
-    results: str | os.PathLike[str] | None = None,
-    executor: Executor | None = None,
-    progress: bool | None = None,
-) -> list[Path]:
-    """Run what is missing and write the report; returns the files written."""
-    return STUDY.reproduce(out, results, executor, progress)
+reproduce = STUDY.reproduce
+"""Run what is missing and write the report; returns the files written."""

@@ -27,10 +27,7 @@ in :data:`DOLLY_RUNS`). Sections now:
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
-from nicsim.campaign.executors import Executor
 from nicsim.studies.framework import Section, Study
 
 from .dolly_report import cpu_load, cpu_runs, table4
@@ -83,11 +80,5 @@ STUDY = Study(
 """The study: its sections in report order."""
 
 
-def reproduce(
-    out: str | os.PathLike[str] | None = None,
-    results: str | os.PathLike[str] | None = None,
-    executor: Executor | None = None,
-    progress: bool | None = None,
-) -> list[Path]:
-    """Run what is missing and write the report; returns the files written."""
-    return STUDY.reproduce(out, results, executor, progress)
+reproduce = STUDY.reproduce
+"""Run what is missing and write the report; returns the files written."""

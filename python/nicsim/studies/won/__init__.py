@@ -23,10 +23,7 @@ returns.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
-from nicsim.campaign.executors import Executor
 from nicsim.studies.framework import Section, Study
 
 from .claims import NEGLIGIBLE, SIGNIFICANT, SIMILAR, SMALL, claims
@@ -65,11 +62,5 @@ STUDY = Study(
 """The study: its sections in report order."""
 
 
-def reproduce(
-    out: str | os.PathLike[str] | None = None,
-    results: str | os.PathLike[str] | None = None,
-    executor: Executor | None = None,
-    progress: bool | None = None,
-) -> list[Path]:
-    """Run what is missing and write the report; returns the files written."""
-    return STUDY.reproduce(out, results, executor, progress)
+reproduce = STUDY.reproduce
+"""Run what is missing and write the report; returns the files written."""
