@@ -88,7 +88,7 @@ fn cost_model(c: &mut Criterion) {
             pieces.push((Layer::Tcp, t.cycles_on(core_id, k.tcp_rx)));
             let wake = core.submit(now, Job::new(Class::Softirq, pieces, 1)).expect("idle core starts it");
             now = wake.at;
-            black_box(core.complete(now, wake.generation).expect("its completion"));
+            black_box(core.complete(now).expect("its completion"));
         })
     });
     group.bench_function("copy-64KiB-with-preemption", |b| {
@@ -99,10 +99,10 @@ fn cost_model(c: &mut Criterion) {
             // An interrupt preempts the copy half-way; both complete.
             let irq = core.submit(now + Dur(1_000_000), Job::new(Class::Irq, vec![(Layer::Interrupt, 1400)], 3));
             let irq = irq.expect("the interrupt preempts");
-            let (_, resumed) = core.complete(irq.at, irq.generation).expect("irq done");
+            let (_, resumed) = core.complete(irq.at).expect("irq done");
             let resumed = resumed.expect("the copy resumes");
             now = resumed.at;
-            black_box(core.complete(now, resumed.generation).expect("copy done"));
+            black_box(core.complete(now).expect("copy done"));
         })
     });
     group.finish();

@@ -292,7 +292,6 @@ pub struct Core<T> {
     hz: u64,
     queues: [VecDeque<Job<T>>; 3],
     running: Option<Running<T>>,
-    generation: u64,
     /// Counters.
     pub stats: CoreStats,
     /// Busy picoseconds per time bin (utilisation over time).
@@ -301,13 +300,12 @@ pub struct Core<T> {
 }
 
 /// What the simulation must do after a core changed state: schedule a
-/// completion at `at` carrying `generation` (older generations are stale).
+/// completion at `at`, cancelling the one it booked before for this core
+/// (a preempted job's completion is stale).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wake {
     /// Completion time of the job now running.
     pub at: Time,
-    /// Generation to present to [`Core::complete`].
-    pub generation: u64,
 }
 
 impl<T> Core<T> {
@@ -318,7 +316,6 @@ impl<T> Core<T> {
             hz,
             queues: Default::default(),
             running: None,
-            generation: 0,
             stats: CoreStats::default(),
             series: Vec::new(),
             bin: bin.0,
@@ -376,10 +373,12 @@ impl<T> Core<T> {
         }
     }
 
-    /// The job with `generation` finished at `now`: returns it (with its
-    /// continuation) and the completion of the next job, if one starts.
-    pub fn complete(&mut self, now: Time, generation: u64) -> Option<(Job<T>, Option<Wake>)> {
-        if generation != self.generation || self.running.as_ref().is_none_or(|r| r.end != now) {
+    /// The running job finished at `now`: returns it (with its continuation)
+    /// and the completion of the next job, if one starts. A completion for
+    /// another time (a preempted job's, which the caller should have
+    /// cancelled) returns nothing.
+    pub fn complete(&mut self, now: Time) -> Option<(Job<T>, Option<Wake>)> {
+        if self.running.as_ref().is_none_or(|r| r.end != now) {
             return None;
         }
         let mut r = self.running.take().expect("checked");
@@ -403,9 +402,8 @@ impl<T> Core<T> {
     fn start_next(&mut self, now: Time) -> Option<Wake> {
         let job = self.queues.iter_mut().find_map(VecDeque::pop_front)?;
         let end = now + self.time_for(job.remaining());
-        self.generation += 1;
         self.running = Some(Running { job, started: now, end });
-        Some(Wake { at: end, generation: self.generation })
+        Some(Wake { at: end })
     }
 
     fn account(&mut self, from: Time, to: Time) {
@@ -441,7 +439,7 @@ mod tests {
         let w = c.submit(Time::ZERO, job(Class::Task, 1000, 1)).unwrap();
         // 1000 cycles at 400 MHz = 2.5 µs.
         assert_eq!(w.at, Time(2_500_000));
-        let (done, next) = c.complete(w.at, w.generation).unwrap();
+        let (done, next) = c.complete(w.at).unwrap();
         assert_eq!((done.then, next), (1, None));
         assert_eq!(c.stats.cycles[Layer::Tcp.index()], 1000);
         assert_eq!(c.stats.busy_ps, 2_500_000);
@@ -463,13 +461,13 @@ mod tests {
         // An interrupt at 400 ns preempts; it runs 100 cycles.
         let w2 = c.submit(Time(400_000), job(Class::Irq, 100, 2)).unwrap();
         assert_eq!(w2.at, Time(500_000));
-        assert!(c.complete(w1.at, w1.generation).is_none(), "stale completion");
-        let (irq, next) = c.complete(w2.at, w2.generation).unwrap();
+        assert!(c.complete(w1.at).is_none(), "stale completion");
+        let (irq, next) = c.complete(w2.at).unwrap();
         assert_eq!(irq.then, 2);
         // The task had 600 cycles left: it ends at 1100 ns.
         let next = next.unwrap();
         assert_eq!(next.at, Time(1_100_000));
-        let (task, _) = c.complete(next.at, next.generation).unwrap();
+        let (task, _) = c.complete(next.at).unwrap();
         assert_eq!(task.charged()[Layer::Tcp.index()], 1000);
         assert_eq!(c.stats.cycles[Layer::Tcp.index()], 1100);
         assert_eq!(c.stats.busy_ps, 1_100_000);
@@ -481,12 +479,12 @@ mod tests {
         let w = c.submit(Time::ZERO, job(Class::Softirq, 10, 1)).unwrap();
         assert!(c.submit(Time::ZERO, job(Class::Task, 10, 2)).is_none());
         assert!(c.submit(Time::ZERO, job(Class::Softirq, 10, 3)).is_none());
-        let (_, n) = c.complete(w.at, w.generation).unwrap();
+        let (_, n) = c.complete(w.at).unwrap();
         let n = n.unwrap();
-        let (j, n2) = c.complete(n.at, n.generation).unwrap();
+        let (j, n2) = c.complete(n.at).unwrap();
         assert_eq!(j.then, 3, "the waiting softirq runs before the task");
         let n2 = n2.unwrap();
-        assert_eq!(c.complete(n2.at, n2.generation).unwrap().0.then, 2);
+        assert_eq!(c.complete(n2.at).unwrap().0.then, 2);
         assert!(c.is_idle());
     }
 
@@ -499,11 +497,11 @@ mod tests {
         let mut last = w;
         for _ in 0..5 {
             let irq = c.submit(at, Job::new(Class::Irq, vec![(Layer::Interrupt, 5)], ())).unwrap();
-            let (_, next) = c.complete(irq.at, irq.generation).unwrap();
+            let (_, next) = c.complete(irq.at).unwrap();
             last = next.unwrap();
             at = Time(irq.at.0 + 17_000);
         }
-        let (task, _) = c.complete(last.at, last.generation).unwrap();
+        let (task, _) = c.complete(last.at).unwrap();
         assert_eq!(task.charged()[Layer::Syscall.index()], 7);
         assert_eq!(task.charged()[Layer::Copy.index()], 1000);
         assert_eq!(task.charged()[Layer::Socket.index()], 13);
@@ -514,7 +512,7 @@ mod tests {
     fn utilisation_series_splits_busy_time_into_bins() {
         let mut c: Core<()> = Core::new(1_000_000_000, Dur(1_000_000)); // 1 µs bins
         let w = c.submit(Time(500_000), Job::new(Class::Task, vec![(Layer::App, 2000)], ())).unwrap();
-        c.complete(w.at, w.generation).unwrap();
+        c.complete(w.at).unwrap();
         assert_eq!(c.series, vec![500_000, 1_000_000, 500_000]);
     }
 }

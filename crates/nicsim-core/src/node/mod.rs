@@ -45,8 +45,9 @@ const MAX_ROUNDS_PER_POLL: usize = 64;
 pub enum HostEvent {
     /// Run the stack and the application.
     Poll,
-    /// Core `0` finished the job of generation `1` (timed host).
-    CpuDone(usize, u64),
+    /// Core `0` finished its running job (timed host; a completion the core
+    /// replaced is cancelled through its key).
+    CpuDone(usize),
     /// The NIC's DMA or moderation timer (timed host).
     Nic(NicEvent),
     /// The communication processor notices work (offload).
@@ -108,7 +109,7 @@ impl Env<'_> {
                     None => self.step(now),
                 }
             }
-            (HostEvent::CpuDone(core, generation), Some(t)) => t.on_cpu_done(self, core, generation, now),
+            (HostEvent::CpuDone(core), Some(t)) => t.on_cpu_done(self, core, now),
             (HostEvent::Nic(ev), Some(t)) => t.on_nic_event(self, ev, now),
             (HostEvent::CommNotice(notice), Some(t)) => {
                 t.on_comm_notice(self, notice, now);

@@ -282,21 +282,15 @@ impl Timed {
         if let Some(k) = self.cpu_wakes[core].take() {
             env.out.cancel(k);
         }
-        let key = env.out.at(w.at, Priority::DEVICE, HostEvent::CpuDone(core, w.generation));
+        let key = env.out.at(w.at, Priority::DEVICE, HostEvent::CpuDone(core));
         self.cpu_wakes[core] = Some(key);
     }
 
     /// A CPU job finished.
-    pub(crate) fn on_cpu_done(
-        &mut self,
-        env: &mut Env,
-        core: usize,
-        generation: u64,
-        now: Time,
-    ) -> Result<(), crate::Error> {
+    pub(crate) fn on_cpu_done(&mut self, env: &mut Env, core: usize, now: Time) -> Result<(), crate::Error> {
         // Replaced completions are cancelled: this one is the core's current.
         self.cpu_wakes[core] = None;
-        let Some((job, next)) = self.cores[core].complete(now, generation) else { return Ok(()) };
+        let Some((job, next)) = self.cores[core].complete(now) else { return Ok(()) };
         if let Some(w) = next {
             self.wake_core(env, core, w);
         }

@@ -542,35 +542,37 @@ impl HostLro {
         let packets_per_s = rate.0 as f64 / bits as f64;
         let cycles = self.cost.total(0);
         let mut core: Core<()> = Core::new(self.clock.0, Dur::ZERO);
-        let mut wakes: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
+        // One class of job, so nothing is preempted and every completion
+        // booked is current.
+        let mut wakes: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
         let mut n = 0u64;
         loop {
             let t = (u128::from(n) * u128::from(bits) * u128::from(PS_PER_S) / u128::from(rate.0)) as u64;
             if t >= window.0 {
                 break;
             }
-            while let Some(&Reverse((at, generation))) = wakes.peek() {
+            while let Some(&Reverse(at)) = wakes.peek() {
                 if at > t {
                     break;
                 }
                 wakes.pop();
-                if let Some((_, Some(w))) = core.complete(Time(at), generation) {
-                    wakes.push(Reverse((w.at.0, w.generation)));
+                if let Some((_, Some(w))) = core.complete(Time(at)) {
+                    wakes.push(Reverse(w.at.0));
                 }
             }
             let job = Job::new(Class::Softirq, vec![(Layer::Coalesce, cycles)], ());
             if let Some(w) = core.submit(Time(t), job) {
-                wakes.push(Reverse((w.at.0, w.generation)));
+                wakes.push(Reverse(w.at.0));
             }
             n += 1;
         }
         // Run the backlog out; the share is busy time over the window (or
         // until the last job ended, if the core fell behind).
         let mut last = 0;
-        while let Some(Reverse((at, generation))) = wakes.pop() {
+        while let Some(Reverse(at)) = wakes.pop() {
             last = at;
-            if let Some((_, Some(w))) = core.complete(Time(at), generation) {
-                wakes.push(Reverse((w.at.0, w.generation)));
+            if let Some((_, Some(w))) = core.complete(Time(at)) {
+                wakes.push(Reverse(w.at.0));
             }
         }
         assert!(core.is_idle(), "every LRO job ran");
