@@ -54,6 +54,8 @@ pub enum HostEvent {
     CommNotice(Notice),
     /// The offload engine's own timer or message.
     Offload(OffloadEvent),
+    /// The offload engine's re-armable timer.
+    OffloadTimer(OffloadEvent),
 }
 
 /// What a host reaches beyond itself: the scheduler for its own events,
@@ -116,6 +118,10 @@ impl Env<'_> {
                 Ok(())
             }
             (HostEvent::Offload(ev), Some(t)) => t.on_offload_event(self, ev, now),
+            (HostEvent::OffloadTimer(ev), Some(t)) => {
+                t.offload_timer = None;
+                t.on_offload_event(self, ev, now)
+            }
             (ev, None) => unreachable!("an ideal host has no {ev:?}"),
         }
     }

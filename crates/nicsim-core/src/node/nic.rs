@@ -367,6 +367,12 @@ impl Timed {
                 Action::Timer(at, prio, ev) => {
                     env.out.at(at, prio, HostEvent::Offload(ev));
                 }
+                Action::Rearm(at, prio, ev) => {
+                    if let Some(k) = self.offload_timer.take() {
+                        env.out.cancel(k);
+                    }
+                    self.offload_timer = Some(env.out.at(at, prio, HostEvent::OffloadTimer(ev)));
+                }
                 Action::ToHost(frame, segments) => {
                     let t = &mut *self;
                     t.nic.rx_fifo_bytes += frame.len() as u64;

@@ -92,6 +92,8 @@ pub struct Timed {
     pub(crate) cores: Vec<Core<Next>>,
     /// Each core's booked completion event.
     pub(crate) cpu_wakes: Vec<Option<EventKey>>,
+    /// The offload engine's pending re-armable timer.
+    pub(crate) offload_timer: Option<EventKey>,
     pub(crate) bus: Bus,
     pub(crate) nic: Nic,
     pub(crate) memory_free_at: Time,
@@ -163,6 +165,7 @@ impl Timed {
         Timed {
             bus: Bus::new(&timing.bus),
             cpu_wakes: vec![None; cores.len()],
+            offload_timer: None,
             cores,
             nic,
             timing,

@@ -46,6 +46,9 @@ use crate::host::timing::Timing;
 pub enum Action {
     /// Call the engine's [`RxOffload::on_event`] with this event at this time.
     Timer(Time, Priority, OffloadEvent),
+    /// (Re)arm the engine's one re-armable timer: as [`Action::Timer`], and
+    /// the event it armed before, if still pending, is cancelled.
+    Rearm(Time, Priority, OffloadEvent),
     /// A frame (carrying that many merged TCP segments) joins the NIC's
     /// queue to the receive DMA.
     ToHost(Vec<u8>, u32),
@@ -64,8 +67,8 @@ pub enum Action {
 pub enum OffloadEvent {
     /// The engine's processor finished its frame.
     CoreDone,
-    /// A flush timer of that generation fired.
-    Flush(u64),
+    /// The flush timer fired.
+    Flush,
     /// Interfering frame number `0` reaches the NIC.
     Interfere(u64),
     /// A control frame's turnaround in the driver is over.

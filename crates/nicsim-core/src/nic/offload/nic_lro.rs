@@ -59,8 +59,6 @@ pub struct NicEngine {
     busy: bool,
     /// Frames for the host the frame on the core releases when it is done.
     releases: Vec<Coalesced>,
-    /// Generation of the armed flush timer.
-    timer: u64,
     stats: NicCoreStats,
 }
 
@@ -89,7 +87,6 @@ impl NicEngine {
             rbi: VecDeque::new(),
             busy: false,
             releases: Vec::new(),
-            timer: 0,
             stats: NicCoreStats::default(),
         })
     }
@@ -153,17 +150,16 @@ impl RxOffload for NicEngine {
                 self.rbi.pop_front();
                 let out = std::mem::take(&mut self.releases);
                 if self.lro.held() > 0 {
-                    self.timer += 1;
-                    let flush = OffloadEvent::Flush(self.timer);
-                    cx.actions.push(Action::Timer(cx.now + self.timeout, Priority::DEVICE, flush));
+                    // Re-arming cancels the timer armed for the frame before.
+                    cx.actions.push(Action::Rearm(cx.now + self.timeout, Priority::DEVICE, OffloadEvent::Flush));
                 }
                 Self::to_host(out, cx);
                 self.kick(cx);
             }
             // If no frame came since the timer was armed, hand every held
             // stream to the host.
-            OffloadEvent::Flush(generation) => {
-                if generation != self.timer || self.busy || self.lro.held() == 0 {
+            OffloadEvent::Flush => {
+                if self.busy || self.lro.held() == 0 {
                     return;
                 }
                 let mut out = Vec::new();

@@ -447,7 +447,7 @@ impl RxOffload for ZeroCopy {
                 }
                 cx.actions.push(Action::KickRx);
             }
-            OffloadEvent::CoreDone | OffloadEvent::Flush(_) => {}
+            OffloadEvent::CoreDone | OffloadEvent::Flush => {}
         }
     }
 
