@@ -136,6 +136,26 @@ def test_bad_arguments_name_the_field() -> None:
     with pytest.raises(_core.ScenarioError) as e:
         _core.risc_min_clock(1500, 100 * GBPS, dma_clock_hz=1_000_000_000, packets=100)
     assert e.value.path == "dma_clock_hz" and "183.0 ns" in e.value.reason
+    # The shared core and line knobs are keyword arguments checked by name.
+    with pytest.raises(TypeError, match="unexpected keyword argument 'ifgg'"):
+        _core.risc_simulate(1500, 100 * GBPS, 10**9, ifgg=12)
+    with pytest.raises(TypeError, match="argument 'buffers'"):
+        _core.risc_min_clock(1500, 100 * GBPS, buffers="two")
+    with pytest.raises(_core.ScenarioError) as e:
+        _core.risc_min_clock(1500, 100 * GBPS, buffers=0)
+    assert e.value.path == "buffers"
+
+
+def test_shared_knobs_reach_the_line_and_the_core() -> None:
+    """A longer inter-frame gap spaces arrivals further apart: fewer frames
+    per second reach a core that cannot keep up with back-to-back frames,
+    so fewer are dropped; the core waits longer on a slower DMA (idle cycles)."""
+    tight = _core.risc_simulate(1500, 100 * GBPS, 400_000_000, packets=500)
+    spaced = _core.risc_simulate(1500, 100 * GBPS, 400_000_000, packets=500, ifg=1500)
+    assert spaced["drops"] < tight["drops"]
+    fast = _core.risc_simulate(1500, 100 * GBPS, 2_000_000_000, packets=200, dma_ratio=5.0)
+    slow = _core.risc_simulate(1500, 100 * GBPS, 2_000_000_000, packets=200, dma_ratio=1.0)
+    assert slow["idle_cycles"] > fast["idle_cycles"]
 
 
 # --- Table I, Table II, minimum clocks: comparison.csv ----------------------

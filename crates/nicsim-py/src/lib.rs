@@ -475,6 +475,86 @@ fn risc_line(
     Ok(line)
 }
 
+/// The keyword arguments `risc_simulate` and `risc_min_clock` share: the NIC
+/// core's knobs (see [`risc_core`]) and the line's (see [`risc_line`]), each
+/// with its default when absent or `None`.
+struct RiscKnobs {
+    dma_ratio: Option<f64>,
+    dma_clock_hz: Option<u64>,
+    shape: (u64, u64, u64),
+    program: Option<BTreeMap<String, u64>>,
+    buffers: usize,
+    framing: u64,
+    preamble: u64,
+    ifg: u64,
+}
+
+impl RiscKnobs {
+    const NAMES: [&'static str; 10] = [
+        "dma_ratio",
+        "dma_clock_hz",
+        "word_cycles",
+        "prologue",
+        "prologue_free",
+        "program",
+        "buffers",
+        "framing",
+        "preamble",
+        "ifg",
+    ];
+
+    fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<RiscKnobs> {
+        let Some(kwargs) = kwargs else { return RiscKnobs::with(|_| Ok(None)) };
+        for key in kwargs.keys() {
+            let key: String = key.extract()?;
+            if !RiscKnobs::NAMES.contains(&key.as_str()) {
+                return Err(PyTypeError::new_err(format!("unexpected keyword argument '{key}'")));
+            }
+        }
+        RiscKnobs::with(|name| match kwargs.get_item(name)? {
+            Some(v) if !v.is_none() => Ok(Some(v)),
+            _ => Ok(None),
+        })
+    }
+
+    /// The knobs, each from `arg(name)` or its default.
+    fn with<'py>(arg: impl Fn(&str) -> PyResult<Option<Bound<'py, PyAny>>>) -> PyResult<RiscKnobs> {
+        fn get<'py, T: for<'a> FromPyObject<'a, 'py>>(
+            arg: &impl Fn(&str) -> PyResult<Option<Bound<'py, PyAny>>>,
+            name: &str,
+        ) -> PyResult<Option<T>> {
+            arg(name)?
+                .map(|v| v.extract::<T>().map_err(|e| PyTypeError::new_err(format!("argument '{name}': {}", e.into()))))
+                .transpose()
+        }
+        Ok(RiscKnobs {
+            dma_ratio: get(&arg, "dma_ratio")?,
+            dma_clock_hz: get(&arg, "dma_clock_hz")?,
+            shape: (
+                get(&arg, "word_cycles")?.unwrap_or(1),
+                get(&arg, "prologue")?.unwrap_or(15),
+                get(&arg, "prologue_free")?.unwrap_or(2),
+            ),
+            program: get(&arg, "program")?,
+            buffers: get(&arg, "buffers")?.unwrap_or(2),
+            framing: get(&arg, "framing")?.unwrap_or(18),
+            preamble: get(&arg, "preamble")?.unwrap_or(8),
+            ifg: get(&arg, "ifg")?.unwrap_or(12),
+        })
+    }
+
+    /// The core at `core_clock_hz` and the line at `line_rate_bps`.
+    fn build(
+        self,
+        core_clock_hz: u64,
+        line_rate_bps: u64,
+    ) -> Result<(risc::CoreConfig, risc::LineConfig), ConfigError> {
+        let core = risc_core(core_clock_hz, self.dma_ratio, self.dma_clock_hz, self.shape, self.program)?;
+        let line = risc_line(line_rate_bps, self.buffers, self.framing, self.preamble, self.ifg)?;
+        Ok((core, line))
+    }
+}
+
 fn frame_dict<'py>(py: Python<'py>, core: &risc::CoreConfig, f: &risc::FrameCycles) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("class", f.class.name())?;
@@ -538,32 +618,21 @@ fn risc_cycles<'py>(
 /// `arrivals` as `(start_ps, size, class)`. Returns totals, drops and one
 /// dict per processed frame.
 #[pyfunction]
-#[pyo3(signature = (size, line_rate_bps, core_clock_hz, dma_ratio = None, dma_clock_hz = None, packets = 1000, pattern = None, host_dma = false, word_cycles = 1, prologue = 15, prologue_free = 2, program = None, buffers = 2, framing = 18, preamble = 8, ifg = 12, arrivals = None))]
+#[pyo3(signature = (size, line_rate_bps, core_clock_hz, packets = 1000, pattern = None, host_dma = false, arrivals = None, **knobs))]
 #[allow(clippy::too_many_arguments)]
 fn risc_simulate<'py>(
     py: Python<'py>,
     size: u64,
     line_rate_bps: u64,
     core_clock_hz: u64,
-    dma_ratio: Option<f64>,
-    dma_clock_hz: Option<u64>,
     packets: usize,
     pattern: Option<Vec<String>>,
     host_dma: bool,
-    word_cycles: u64,
-    prologue: u64,
-    prologue_free: u64,
-    program: Option<BTreeMap<String, u64>>,
-    buffers: usize,
-    framing: u64,
-    preamble: u64,
-    ifg: u64,
     arrivals: Option<Vec<(u64, u64, String)>>,
+    knobs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let err = |e: ConfigError| risc_error(py, e);
-    let core = risc_core(core_clock_hz, dma_ratio, dma_clock_hz, (word_cycles, prologue, prologue_free), program)
-        .map_err(err)?;
-    let line = risc_line(line_rate_bps, buffers, framing, preamble, ifg).map_err(err)?;
+    let (core, line) = RiscKnobs::from_kwargs(knobs)?.build(core_clock_hz, line_rate_bps).map_err(err)?;
     let stream = match arrivals {
         Some(list) => list
             .into_iter()
@@ -614,30 +683,18 @@ fn risc_simulate<'py>(
 /// found by bisection over simulations; the DMA at `dma_ratio` × the core
 /// clock or at `dma_clock_hz`.
 #[pyfunction]
-#[pyo3(signature = (size, line_rate_bps, dma_ratio = None, dma_clock_hz = None, packets = 2000, pattern = None, host_dma = false, word_cycles = 1, prologue = 15, prologue_free = 2, program = None, buffers = 2, framing = 18, preamble = 8, ifg = 12))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (size, line_rate_bps, packets = 2000, pattern = None, host_dma = false, **knobs))]
 fn risc_min_clock<'py>(
     py: Python<'py>,
     size: u64,
     line_rate_bps: u64,
-    dma_ratio: Option<f64>,
-    dma_clock_hz: Option<u64>,
     packets: usize,
     pattern: Option<Vec<String>>,
     host_dma: bool,
-    word_cycles: u64,
-    prologue: u64,
-    prologue_free: u64,
-    program: Option<BTreeMap<String, u64>>,
-    buffers: usize,
-    framing: u64,
-    preamble: u64,
-    ifg: u64,
+    knobs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let err = |e: ConfigError| risc_error(py, e);
-    let core =
-        risc_core(1_000_000, dma_ratio, dma_clock_hz, (word_cycles, prologue, prologue_free), program).map_err(err)?;
-    let line = risc_line(line_rate_bps, buffers, framing, preamble, ifg).map_err(err)?;
+    let (core, line) = RiscKnobs::from_kwargs(knobs)?.build(1_000_000, line_rate_bps).map_err(err)?;
     let pattern = risc_pattern(pattern).map_err(err)?;
     let cfg = risc::SimConfig { core, line, host_dma };
     let m = py.detach(|| risc::min_core_clock(&cfg, size, &pattern, packets)).map_err(err)?;
