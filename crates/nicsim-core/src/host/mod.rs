@@ -59,12 +59,24 @@ pub struct SimDevice {
     pub tx: Vec<TxFrame>,
     /// Largest TCP super-segment the NIC segments itself (TSO), if any.
     tso: Option<usize>,
+    /// The NIC fills the TCP checksums of sent frames.
+    tcp_checksum_to_nic: bool,
     /// Frames the stack may still emit in this poll (the link's free queue slots).
     pub tx_credit: usize,
     /// Set when the stack wanted to send but had no credit.
     pub tx_blocked: bool,
     /// The stack leaves received frames' checksums unchecked (see [`Host::new`]).
     skip_rx_checksums: bool,
+}
+
+/// What a host's stack leaves to its NIC's transmit engine
+/// ([`crate::nic::offload::TxOffload::stack`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StackOffloads {
+    /// The NIC cuts TCP super-segments of up to 64 KiB (TSO).
+    pub segmentation: bool,
+    /// The NIC fills the TCP checksum of every frame sent.
+    pub tcp_checksum: bool,
 }
 
 /// A frame the stack emitted.
@@ -130,6 +142,8 @@ impl phy::Device for SimDevice {
         caps.max_transmission_unit = self.mtu;
         if let Some(max) = self.tso {
             caps.segmentation.tcpv4 = std::num::NonZeroUsize::new(max);
+        }
+        if self.tcp_checksum_to_nic {
             caps.checksum = offloaded_checksums();
         }
         if self.skip_rx_checksums {
@@ -186,7 +200,7 @@ pub struct Host {
 
 impl Host {
     /// Build host `index` of a validated scenario on a link with IP MTU
-    /// `mtu`; `tso`: the NIC segments TCP super-segments up to 64 KiB.
+    /// `mtu`; `nic`: what the stack leaves to the NIC's transmit engine.
     ///
     /// `pristine`: frames can only reach this host exactly as another stack
     /// emitted them, or as a coalescing engine merged such frames (no link
@@ -196,18 +210,26 @@ impl Host {
     /// are unchanged, and it was a sixth of a 100 Gb/s jumbo-frame run.
     /// Debug builds (the tests) check everywhere, so a frame an engine got
     /// wrong still shows.
-    pub fn new(cfg: &StackConfig, index: usize, link_mtu: usize, seed: u64, tso: bool, pristine: bool) -> Host {
+    pub fn new(
+        cfg: &StackConfig,
+        index: usize,
+        link_mtu: usize,
+        seed: u64,
+        nic: StackOffloads,
+        pristine: bool,
+    ) -> Host {
         let (ip, prefix) = (cfg.ip, cfg.prefix);
-        let mac = EthernetAddress([0x02, 0, 0, 0, (index >> 8) as u8, index as u8 + 1]);
+        let mac = Host::mac_of(index);
         let ip_mtu = match cfg.tcp.mss {
             Some(mss) => link_mtu.min(mss.0 as usize + 40),
             None => link_mtu,
         };
         let mtu = ip_mtu + crate::link::ETH_HEADER as usize;
         // 64 KiB of IP packet plus the Ethernet header: the largest TSO frame.
-        let tso = tso.then_some(65_535 + crate::link::ETH_HEADER as usize);
+        let tso = nic.segmentation.then_some(65_535 + crate::link::ETH_HEADER as usize);
         let skip_rx_checksums = pristine && !cfg!(debug_assertions);
-        let mut dev = SimDevice { mtu, tso, skip_rx_checksums, ..Default::default() };
+        let mut dev =
+            SimDevice { mtu, tso, tcp_checksum_to_nic: nic.tcp_checksum, skip_rx_checksums, ..Default::default() };
         let mut config = Config::new(HardwareAddress::Ethernet(mac));
         config.random_seed = component_u64(seed, &format!("hosts.{}/stack", cfg.name));
         let mut iface = Interface::new(config, &mut dev, Time::ZERO.to_smoltcp());
@@ -227,6 +249,11 @@ impl Host {
             ack_now: Vec::new(),
             stats: HostStats::default(),
         }
+    }
+
+    /// The MAC address of host `index`.
+    pub fn mac_of(index: usize) -> EthernetAddress {
+        EthernetAddress([0x02, 0, 0, 0, (index >> 8) as u8, index as u8 + 1])
     }
 
     /// Add a TCP socket configured from the host's `tcp` knobs.

@@ -14,7 +14,6 @@ use crate::host::cpu::{Class, Job, Layer, Path};
 use crate::host::timing::Overflow;
 use crate::nic::device::NicEvent;
 use crate::nic::offload::{Action, DriverBatch, OffloadEvent, RxCx, RxDone, RxOffload};
-use crate::nic::tso;
 use crate::probe::observer;
 
 impl Timed {
@@ -42,11 +41,13 @@ impl Timed {
             return;
         }
         let Some(frame) = t.nic.tx_ring.front() else { return };
-        // The NIC starts a frame only when the link can take all its segments.
-        let segments = match frame.tso_mss {
-            Some(mss) => shape(&frame.bytes).data.div_ceil(u64::from(mss)).max(1) as usize,
-            None => t.rx.engine().tx().map_or(1, |x| x.wire_frames(&frame.bytes)),
-        };
+        // The NIC starts a frame only when the link can take all its
+        // segments: the TX engine's (TSO's) times the receive engine's send
+        // hook's (driver fragmentation). Exact, as the two exclude each other
+        // (`zero_copy.fragment` with `nic.tso` is refused).
+        let (bytes, mss) = (&frame.bytes, frame.tso_mss);
+        let segments =
+            t.tx.engine_ref().wire_frames(bytes, mss) * t.rx.engine().tx().map_or(1, |x| x.wire_frames(bytes, None));
         if room < segments {
             return;
         }
@@ -77,22 +78,24 @@ impl Timed {
         env.out.at(done, Priority::WIRE, HostEvent::Nic(NicEvent::TxDma));
     }
 
-    /// The head TX frame is in the NIC: segment it if asked (TSO), fill
-    /// checksums the stack left to the NIC, put it on the link, report completion.
+    /// The head TX frame is in the NIC: the TX engine segments it (TSO) or
+    /// fills the checksums the stack left to the NIC, the receive engine's
+    /// send hook cuts it (driver fragmentation); the frames go on the link
+    /// and the NIC reports completion.
     pub(super) fn on_nic_tx_dma(&mut self, env: &mut Env, now: Time) -> Result<(), crate::Error> {
-        let tso_capable = self.timing.nic.tso;
         let t = &mut *self;
         t.nic.tx_dma_busy = false;
         let frame = t.nic.tx_ring.pop_front().expect("a frame was in DMA");
-        let (frames, single) = match (frame.tso_mss, tso_capable) {
-            (Some(mss), _) => (tso::segment(&frame.bytes, usize::from(mss)), None),
-            // With TSO on, the stack leaves every TCP checksum to the NIC.
-            (None, true) => (tso::segment(&frame.bytes, usize::MAX), None),
-            // The common case: one frame as the stack made it (no Vec to allocate).
-            (None, false) => match t.rx.engine().tx() {
-                Some(x) => (x.segment(frame.bytes), None),
-                None => (Vec::new(), Some(frame.bytes)),
-            },
+        let (frames, single) = match (t.tx.is_none(), t.rx.engine().tx()) {
+            // No engine: one frame as the stack made it (no Vec to allocate).
+            (true, None) => (Vec::new(), Some(frame.bytes)),
+            (_, hook) => {
+                let out = t.tx.engine().segment(frame.bytes, frame.tso_mss);
+                match hook {
+                    Some(x) => (out.into_iter().flat_map(|f| x.segment(f, None)).collect(), None),
+                    None => (out, None),
+                }
+            }
         };
         t.nic.stats.tx_frames += (frames.len() + usize::from(single.is_some())) as u64;
         let desc = t.timing.nic.descriptor.0;

@@ -36,7 +36,7 @@ use crate::host::driver::TxDriver;
 use crate::host::timing::{OffloadNotify, SocketCopy, Timing};
 use crate::host::TxFrame;
 use crate::nic::device::Nic;
-use crate::nic::offload::{AnyRxOffload, OffloadEvent, SocketCall};
+use crate::nic::offload::{AnyRxOffload, AnyTxOffload, OffloadEvent, SocketCall};
 use crate::probe::observer;
 use crate::workload::Op;
 
@@ -114,6 +114,8 @@ pub struct Timed {
     pub(crate) measure: super::measure::Measure,
     /// The receive offload engine (NIC LRO, GRO, software LRO, or none).
     pub(crate) rx: AnyRxOffload,
+    /// The transmit offload engine (TSO, checksum offload, or none).
+    pub(crate) tx: AnyTxOffload,
     /// The datagram the application reads next was rebuilt by a copy
     /// (`costs.ip_defrag_copy`), so its data is in the cache.
     pub(crate) glued: bool,
@@ -155,12 +157,12 @@ pub struct OffloadStats {
 }
 
 impl Timed {
-    /// Timing state for a host with `timing` and receive offload `rx`,
-    /// sampling utilisation every `bin`.
-    pub(crate) fn new(timing: Timing, rx: AnyRxOffload, bin: Dur) -> Timed {
+    /// Timing state for a host with `timing` and offload engines `rx` and
+    /// `tx`, sampling utilisation every `bin`.
+    pub(crate) fn new(timing: Timing, rx: AnyRxOffload, tx: AnyTxOffload, bin: Dur) -> Timed {
         let cores: Vec<_> = (0..timing.cpu.cores as usize).map(|i| Core::new(timing.core_hz(i), bin)).collect();
         let nic = Nic::new(timing.nic.rx_ring);
-        let autosize = (timing.nic.tso && timing.nic.tso_defer.0 > 0)
+        let autosize = (tx.engine_ref().stack().segmentation && timing.nic.tso_defer.0 > 0)
             .then(|| crate::host::autosize::Autosize::new(Dur(timing.nic.tso_defer.0)));
         Timed {
             bus: Bus::new(&timing.bus),
@@ -179,6 +181,7 @@ impl Timed {
             offload: OffloadStats::default(),
             measure: Default::default(),
             rx,
+            tx,
             glued: false,
             app_blocked: false,
             unread: (0, 0),

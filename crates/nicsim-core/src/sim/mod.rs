@@ -34,7 +34,7 @@ use crate::host::cpu::{Breakdown, Path};
 use crate::host::Host;
 use crate::link::switch::{self, Switch};
 use crate::link::Channel;
-use crate::nic::offload::{AnyRxOffload, Setup};
+use crate::nic::offload::{AnyRxOffload, AnyTxOffload, Setup};
 use crate::node::{Env, HostEvent, Outside, Timed};
 use crate::probe::observer::{self, Probes};
 use crate::probe::pcap::Trace;
@@ -176,7 +176,6 @@ impl Sim {
             }
             timings.push(t);
         }
-        let tso = |i: usize| timings[i].as_ref().is_some_and(|t: &crate::host::timing::Timing| t.nic.tso);
         // Driver-level fragmentation gives the stack a virtual interface that
         // carries a page of TCP data per packet (smoltcp reads the MTU once,
         // when the interface is made, and advertises its MSS from it).
@@ -196,9 +195,25 @@ impl Sim {
         let trusted = untouched && !cfg!(debug_assertions);
         let pristine =
             |i: usize| untouched && !timings[i].as_ref().is_some_and(|t| t.zero_copy.fragment || t.zero_copy.speculate);
+        // Each timed host's offload engines, receive and transmit.
+        let engines: Vec<Option<(AnyRxOffload, AnyTxOffload)>> = (timings.iter().enumerate())
+            .map(|(i, t)| {
+                t.as_ref().map(|t| {
+                    let host = Setup {
+                        timing: t,
+                        link_mtu: mtus[i],
+                        tcp_header: tcp_header(i),
+                        mac: Host::mac_of(i).0,
+                        trusted,
+                    };
+                    (AnyRxOffload::for_host(&host), AnyTxOffload::for_host(&host))
+                })
+            })
+            .collect();
         let mut hosts: Vec<Host> = (host_cfgs.iter().enumerate())
             .map(|(i, h)| {
-                Host::new(&h.stack(i).expect("validated scenario"), i, stack_mtu(i), seed, tso(i), pristine(i))
+                let nic = engines[i].as_ref().map(|(_, tx)| tx.engine_ref().stack()).unwrap_or_default();
+                Host::new(&h.stack(i).expect("validated scenario"), i, stack_mtu(i), seed, nic, pristine(i))
             })
             .collect();
         let mut links = Vec::with_capacity(s.links.len());
@@ -234,20 +249,8 @@ impl Sim {
         }
         let apps = workload::install(&s.workload, &mut hosts, seed);
         let bin = s.run.sample_interval.dur();
-        let timed = (timings.into_iter().enumerate())
-            .map(|(i, t)| {
-                t.map(|t| {
-                    let host = Setup {
-                        timing: &t,
-                        link_mtu: mtus[i],
-                        tcp_header: tcp_header(i),
-                        mac: hosts[i].mac.0,
-                        trusted,
-                    };
-                    let rx = AnyRxOffload::for_host(&host);
-                    Timed::new(t, rx, bin)
-                })
-            })
+        let timed = (timings.into_iter().zip(engines))
+            .map(|(t, e)| t.zip(e).map(|(t, (rx, tx))| Timed::new(t, rx, tx, bin)))
             .collect();
         let names = hosts.iter().map(|h| h.name.clone()).chain(switches.iter().map(|w| w.name.clone())).collect();
         let mut sim = Sim {

@@ -1,5 +1,5 @@
 //! Offload engines: what a NIC (or the driver standing in for one) does to
-//! the frames it receives, one file per engine, behind one trait.
+//! the frames it receives and sends, one file per engine, behind two traits.
 //!
 //! ```text
 //!  wire ─▶ RxOffload::arrive ─▶ NIC FIFO ─▶ RX DMA ─▶ ring ─▶ interrupt
@@ -7,6 +7,11 @@
 //!        control frames)                               may impose)
 //!       ─▶ RxOffload::driver_batch (GRO, software LRO, speculation) ─▶ jobs
 //!          on the stack core, each delivering a frame to the stack
+//!
+//!  stack ─▶ TX ring ─▶ TX DMA ─▶ TxOffload::segment ─▶ wire
+//!           (the TX engine: TSO cuts super-segments and fills checksums,
+//!            checksum offload fills them; then the receive engine's
+//!            send-path hooks, if it has them: driver fragmentation)
 //! ```
 //!
 //! An engine sees the world through [`RxCx`]: the time, the host's timing
@@ -15,22 +20,21 @@
 //! which the assembly carries out in order. It never sees the simulator.
 //!
 //! **Adding an engine**: write `nic/offload/<name>.rs` with a type that
-//! implements [`RxOffload`] and a constructor `from_host(&Setup) ->
-//! Option<Self>` (which hosts run it), and add one line `<name>::<Type> =>
-//! <Variant>` to the `rx_offloads!` registry at the end of this file. The
-//! registry declares the module and builds the enum dispatcher
-//! [`AnyRxOffload`]: each host gets the first engine whose constructor
-//! accepts it, or [`NoOffload`], the baseline. `docs/models/offload.md`
-//! walks through `example.rs`, a lossy receive path used by a test. The
-//! engines' own pure parts (the CAM, the merge rules, TSO, fragmentation)
-//! are in the other files here.
+//! implements [`RxOffload`] (or [`TxOffload`]) and a constructor
+//! `from_host(&Setup) -> Option<Self>` (which hosts run it), and add one
+//! line `<name>::<Type> => <Variant>` to the registry at the end of this
+//! file. The registry declares the module and builds the enum dispatcher
+//! [`AnyRxOffload`] (or [`AnyTxOffload`]): each host gets the first engine
+//! whose constructor accepts it, or [`NoOffload`], the baseline.
+//! `docs/models/offload.md` walks through `example.rs`, a lossy receive
+//! path used by a test. The engines' own pure parts (the CAM, the merge
+//! rules, fragmentation) are in the other files here.
 
 pub mod cam;
 pub mod capture;
 pub mod frag;
 pub mod lro;
 pub mod merge;
-pub mod tso;
 
 pub use merge::Coalescer;
 
@@ -40,6 +44,7 @@ use crate::bus::Bus;
 use crate::engine::{Dur, Priority, Time};
 use crate::host::cpu::{Class, Job, Layer, Path};
 use crate::host::timing::Timing;
+pub use crate::host::StackOffloads;
 
 /// Something an engine asks the assembly to do; carried out in order.
 #[derive(Debug)]
@@ -238,8 +243,15 @@ pub trait TxOffload {
         None
     }
 
-    /// Frames `frame` becomes on the wire (the link must have room for all).
-    fn wire_frames(&self, _frame: &[u8]) -> usize {
+    /// What the host's stack leaves to this engine (asked once, when the
+    /// stack is made).
+    fn stack(&self) -> StackOffloads {
+        StackOffloads::default()
+    }
+
+    /// Frames `frame` becomes on the wire (the link must have room for all);
+    /// `tso_mss` is the MSS the stack asked the NIC to cut it to, if any.
+    fn wire_frames(&self, _frame: &[u8], _tso_mss: Option<u16>) -> usize {
         1
     }
 
@@ -254,8 +266,9 @@ pub trait TxOffload {
         done
     }
 
-    /// The frames the NIC puts on the wire for `bytes`.
-    fn segment(&mut self, bytes: Vec<u8>) -> Vec<Vec<u8>> {
+    /// The frames the NIC puts on the wire for `bytes` (cut to `tso_mss`
+    /// if the stack asked for it).
+    fn segment(&mut self, bytes: Vec<u8>, _tso_mss: Option<u16>) -> Vec<Vec<u8>> {
         vec![bytes]
     }
 
@@ -284,22 +297,24 @@ pub struct OffloadReport {
     pub zero_copy: Option<specdefrag::ZeroCopyStats>,
 }
 
-/// The baseline: no receive offload.
+/// The baseline: no offload (on either path).
 #[derive(Debug, Default)]
 pub struct NoOffload;
 
 impl RxOffload for NoOffload {}
+impl TxOffload for NoOffload {}
 
-/// The registry: `module::Engine => Variant`, tried in order; the first
-/// whose `from_host(&Setup) -> Option<Self>` accepts a host is its engine.
-/// Declares each engine's module and builds [`AnyRxOffload`] and its dispatch.
-macro_rules! rx_offloads {
-    ($($(#[$attr:meta])* $module:ident :: $engine:ident => $variant:ident),* $(,)?) => {
+/// A registry: `module::Engine => Variant`, tried in order; the first whose
+/// `from_host(&Setup) -> Option<Self>` accepts a host is its engine.
+/// Declares each engine's module and builds the enum dispatcher `$any`
+/// over the trait `$engine_trait`, with [`NoOffload`] as its baseline.
+macro_rules! registry {
+    ($any:ident: $engine_trait:ident; $($(#[$attr:meta])* $module:ident :: $engine:ident => $variant:ident),* $(,)?) => {
         $($(#[$attr])* pub mod $module;)*
 
-        /// A host's receive offload engine (enum dispatch over the registry).
+        #[doc = concat!("A host's [`", stringify!($engine_trait), "`] engine (enum dispatch over its registry).")]
         #[derive(Debug)]
-        pub enum AnyRxOffload {
+        pub enum $any {
             /// No engine.
             None(NoOffload),
             $(
@@ -309,41 +324,51 @@ macro_rules! rx_offloads {
             )*
         }
 
-        impl AnyRxOffload {
+        impl $any {
             /// The engine a host runs.
-            pub fn for_host(host: &Setup) -> AnyRxOffload {
+            pub fn for_host(host: &Setup) -> $any {
                 $(
                     $(#[$attr])*
                     if let Some(e) = $module::$engine::from_host(host) {
-                        return AnyRxOffload::$variant(Box::new(e));
+                        return $any::$variant(Box::new(e));
                     }
                 )*
-                AnyRxOffload::None(NoOffload)
+                $any::None(NoOffload)
+            }
+
+            /// Whether the host runs no engine here (the baseline).
+            pub fn is_none(&self) -> bool {
+                matches!(self, $any::None(_))
             }
 
             /// The engine as the trait.
-            pub fn engine(&mut self) -> &mut dyn RxOffload {
+            pub fn engine(&mut self) -> &mut dyn $engine_trait {
                 match self {
-                    AnyRxOffload::None(e) => e,
-                    $($(#[$attr])* AnyRxOffload::$variant(e) => e.as_mut(),)*
+                    $any::None(e) => e,
+                    $($(#[$attr])* $any::$variant(e) => e.as_mut(),)*
                 }
             }
 
             /// The engine as the trait, read-only.
-            pub fn engine_ref(&self) -> &dyn RxOffload {
+            pub fn engine_ref(&self) -> &dyn $engine_trait {
                 match self {
-                    AnyRxOffload::None(e) => e,
-                    $($(#[$attr])* AnyRxOffload::$variant(e) => e.as_ref(),)*
+                    $any::None(e) => e,
+                    $($(#[$attr])* $any::$variant(e) => e.as_ref(),)*
                 }
             }
         }
     };
 }
 
-rx_offloads! {
+registry! { AnyRxOffload: RxOffload;
     nic_lro::NicEngine => NicLro,
     gro::HostCoalescer => HostCoalescer,
     specdefrag::ZeroCopy => SpecDefrag,
     #[cfg(test)]
     example::DropEvery => Example,
+}
+
+registry! { AnyTxOffload: TxOffload;
+    tso::Segmentation => Tso,
+    checksum::TxChecksum => Checksum,
 }

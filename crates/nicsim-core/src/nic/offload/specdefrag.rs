@@ -548,7 +548,7 @@ impl TxOffload for ZeroCopy {
         Some((Layer::IpFrag, n * timing.cycles_on(core, self.cfg.fragment_tx)))
     }
 
-    fn wire_frames(&self, frame: &[u8]) -> usize {
+    fn wire_frames(&self, frame: &[u8], _tso_mss: Option<u16>) -> usize {
         self.fragments_of(frame).unwrap_or(1)
     }
 
@@ -615,7 +615,7 @@ impl TxOffload for ZeroCopy {
     }
 
     /// The frames the NIC puts on the wire for `bytes` (fragments, or the frame itself).
-    fn segment(&mut self, bytes: Vec<u8>) -> Vec<Vec<u8>> {
+    fn segment(&mut self, bytes: Vec<u8>, _tso_mss: Option<u16>) -> Vec<Vec<u8>> {
         if self.fragments_of(&bytes).is_none() {
             return vec![bytes];
         }

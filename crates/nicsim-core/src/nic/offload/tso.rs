@@ -11,7 +11,42 @@
 
 use smoltcp::wire::{IpAddress, Ipv4Packet, TcpPacket};
 
+use super::{Setup, StackOffloads, TxOffload};
 use crate::probe::wire::TcpView;
+
+/// The TSO engine of a host whose NIC segments (`nic.tso`): its stack hands
+/// it TCP super-segments with the MSS to cut them to, and leaves every TCP
+/// checksum to it.
+#[derive(Debug)]
+pub struct Segmentation;
+
+impl Segmentation {
+    /// The engine of a host with `nic.tso` on.
+    pub fn from_host(host: &Setup) -> Option<Segmentation> {
+        host.timing.nic.tso.then_some(Segmentation)
+    }
+}
+
+impl TxOffload for Segmentation {
+    fn stack(&self) -> StackOffloads {
+        StackOffloads { segmentation: true, tcp_checksum: true }
+    }
+
+    fn wire_frames(&self, frame: &[u8], tso_mss: Option<u16>) -> usize {
+        let Some(mss) = tso_mss else { return 1 };
+        TcpView::parse(frame).map_or(0, |v| v.payload).div_ceil(usize::from(mss)).max(1)
+    }
+
+    fn segment(&mut self, mut bytes: Vec<u8>, tso_mss: Option<u16>) -> Vec<Vec<u8>> {
+        match tso_mss {
+            Some(mss) => segment(&bytes, usize::from(mss)),
+            None => {
+                fill_checksums(&mut bytes);
+                vec![bytes]
+            }
+        }
+    }
+}
 
 const ETH: usize = 14;
 
