@@ -9,21 +9,46 @@
 //! CWR only on the first, and both checksums recomputed. Frames that are not
 //! TCP/IPv4 pass through untouched (their checksums were made by the stack).
 
+use std::collections::BTreeMap;
+
 use smoltcp::wire::{IpAddress, Ipv4Packet, TcpPacket};
 
 use super::{Setup, StackOffloads, TxOffload};
-use crate::probe::wire::TcpView;
+use crate::probe::wire::{FlowKey, TcpView};
 
 /// The TSO engine of a host whose NIC segments (`nic.tso`): its stack hands
 /// it TCP super-segments with the MSS to cut them to, and leaves every TCP
 /// checksum to it.
-#[derive(Debug)]
-pub struct Segmentation;
+///
+/// It also numbers each flow's IP identifications as Linux's stack does
+/// for a connected socket (`ip_select_ident_segs` in `include/net/ip.h`,
+/// called by `__ip_queue_xmit` with the super-segment's `gso_segs`): a
+/// super-segment takes the flow's next ID and advances it by the segments
+/// it becomes, so the IDs on the wire run on without a gap from one
+/// super-segment to the next. smoltcp advances its one counter per packet
+/// it emits, so its super-segments' IDs would overlap, and a receiver's
+/// GRO (which requires incrementing IDs, `inet_gro_receive`) would close
+/// its aggregate at every super-segment.
+#[derive(Debug, Default)]
+pub struct Segmentation {
+    /// Each flow's next IP identification (the first is smoltcp's).
+    next_id: BTreeMap<FlowKey, u16>,
+}
 
 impl Segmentation {
     /// The engine of a host with `nic.tso` on.
     pub fn from_host(host: &Setup) -> Option<Segmentation> {
-        host.timing.nic.tso.then_some(Segmentation)
+        host.timing.nic.tso.then(Segmentation::default)
+    }
+
+    /// Give TCP/IPv4 `frame`, which becomes `segments` frames, its flow's
+    /// next IP identification.
+    fn number(&mut self, frame: &mut [u8], segments: usize) {
+        let Some(v) = TcpView::parse(frame) else { return };
+        let mut ip = Ipv4Packet::new_unchecked(&mut frame[ETH..]);
+        let id = *self.next_id.entry(v.flow).or_insert(ip.ident());
+        ip.set_ident(id);
+        self.next_id.insert(v.flow, id.wrapping_add(segments as u16));
     }
 }
 
@@ -38,6 +63,8 @@ impl TxOffload for Segmentation {
     }
 
     fn segment(&mut self, mut bytes: Vec<u8>, tso_mss: Option<u16>) -> Vec<Vec<u8>> {
+        let segments = self.wire_frames(&bytes, tso_mss);
+        self.number(&mut bytes, segments);
         match tso_mss {
             Some(mss) => segment(&bytes, usize::from(mss)),
             None => {
@@ -177,6 +204,26 @@ mod tests {
         let tcp = TcpPacket::new_checked(ip.payload()).unwrap();
         assert!(tcp.verify_checksum(&IpAddress::Ipv4(ip.src_addr()), &IpAddress::Ipv4(ip.dst_addr())));
         assert_eq!(segs[0][..ETH + 20 + 16], frame[..ETH + 20 + 16], "headers untouched up to the checksum");
+    }
+
+    #[test]
+    fn ip_ids_run_on_across_super_segments_as_linux_numbers_them() {
+        // smoltcp numbers its packets 7, 8, 9: one ID per super-segment.
+        let frames = [(7u16, 3000usize), (8, 100), (9, 2896)];
+        let mut tso = Segmentation::default();
+        let mut ids = Vec::new();
+        for (ident, len) in frames {
+            let mut frame = super_frame(len, TcpControl::None);
+            Ipv4Packet::new_unchecked(&mut frame[ETH..]).set_ident(ident);
+            assert_eq!(tso.wire_frames(&frame, Some(1448)), len.div_ceil(1448));
+            for seg in tso.segment(frame, Some(1448)) {
+                let ip = Ipv4Packet::new_checked(&seg[ETH..]).unwrap();
+                assert!(ip.verify_checksum(), "the header checksum covers the new ID");
+                ids.push(ip.ident());
+            }
+        }
+        // 3 + 1 + 2 segments: the flow's IDs advance by one per segment.
+        assert_eq!(ids, [7, 8, 9, 10, 11, 12]);
     }
 
     #[test]
