@@ -102,7 +102,10 @@ fn interrupt_moderation_cuts_the_interrupt_rate_by_its_factor() {
     assert!(per_frame(&base) >= 0.9, "without moderation about one interrupt per frame, got {}", per_frame(&base));
     let factor = per_frame(&base) / per_frame(&moderated);
     assert!((6.0..=10.0).contains(&factor), "interrupts per frame fell by {factor}, configured 8");
-    assert!(rate(&moderated) < rate(&base) / 4.0);
+    // Per second the fall is smaller: the moderated receiver, spared most
+    // interrupts, takes frames faster (1.8 times as fast here; the 10 Gb/s
+    // link caps it at about twice), so at least 6 / 2 = 3 times fewer.
+    assert!(rate(&moderated) < rate(&base) / 3.0, "{} vs {} interrupts/s", rate(&moderated), rate(&base));
 }
 
 #[test]
