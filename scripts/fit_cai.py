@@ -77,17 +77,17 @@ CLOCK = 3.4e9
 FIXED = dict(syscall=300, wakeup=0, interrupt=1000)
 # free parameters (cycles, or GB/s for copies)
 P0 = dict(socket_send=800, socket_recv=800, tcp_tx=1200, tcp_rx=1000, tcp_rx_remote=1500, driver_tx=500,
-          driver_rx=500, driver_tx_clean=200, driver_refill=300, gro_rx=300, skb_alloc=200, skb_free=200,
+          driver_rx=500, driver_tx_clean=200, driver_refill=300, gro_rx=300, skb_alloc=200, skb_free=200, skb_slab=150,
           page_alloc=300, page_free=150, sock_lock=100, line_transfer=150, schedule=1500,
           cached_copy_gbps=19.0, llc_copy_gbps=10.0, copy_gbps=8.0)
 
 def costs(x):
     c = dict(FIXED)
     for k in ["socket_send", "socket_recv", "tcp_tx", "tcp_rx", "tcp_rx_remote", "driver_tx", "driver_rx",
-              "driver_tx_clean", "driver_refill", "gro_rx", "skb_alloc", "skb_free", "page_alloc", "page_free",
+              "driver_tx_clean", "driver_refill", "gro_rx", "skb_alloc", "skb_free", "skb_slab", "page_alloc", "page_free",
               "sock_lock", "schedule"]:
         c[k] = x[k]
-    c["ip_tx"] = 0.3 * x["tcp_tx"]; c["ip_rx"] = 0.3 * x["tcp_rx"]
+    c["ip_tx"] = 0.3 * x["tcp_tx"]; c["ip_rx"] = x["ip_rx"] if "ip_rx" in x else 0.3 * x["tcp_rx"]
     c["device_tx"] = 0.5 * x["driver_tx"]; c["device_rx"] = 0.5 * x["driver_rx"]
     return c
 

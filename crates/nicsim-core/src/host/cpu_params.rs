@@ -435,6 +435,13 @@ pub struct StackCosts {
     /// the softirq, per sent frame reclaimed (layer `skb`).
     #[serde(default)]
     pub skb_free: Cost,
+    /// The slab allocator's part of an `sk_buff`: one `kmem_cache_alloc`
+    /// at every `skb_alloc` and one `kmem_cache_free` at every `skb_free`
+    /// (layer `mm`, where a profile by function puts the slab allocator;
+    /// `skb_alloc` and `skb_free` are then the rest of building and
+    /// releasing the buffer).
+    #[serde(default)]
+    pub skb_slab: Cost,
     /// Packet memory allocated: per 4 KiB receive buffer page the driver
     /// posts (a jumbo frame fills several), per 32 KiB page fragment a send
     /// call fills (`sk_page_frag_refill`) (layer `mm`).

@@ -9,7 +9,7 @@
 //! softirq's own spinlock orders them in Linux). Without the backlog, TCP
 //! input is part of each frame's receive job.
 
-use super::cost::{rx_footprint, shape, tcp_input_pieces, whole_pages, Frag};
+use super::cost::{bh_lock_sock, rx_footprint, shape, tcp_input_pieces, whole_pages, Frag};
 use super::timed::{Ctx, Next, Timed, Waiting};
 use super::Env;
 use crate::engine::Time;
@@ -49,12 +49,19 @@ impl Timed {
         }
         let id = t.order.0;
         t.order.0 += 1;
+        let core = t.timing.stack_core();
         if t.owned {
+            // `tcp_v4_rcv` finds the socket owned: under `bh_lock_sock` it
+            // queues the segment (`tcp_add_backlog`) for the owner's core.
             t.backlog.push((id, frame, segments));
+            if let Some(lock) = bh_lock_sock(&t.timing, core) {
+                let msg = env.app.current_msg();
+                let job = Job::new(Class::Softirq, vec![lock], Next::Charged).for_msg(msg).on(Path::Receive);
+                self.submit(env, core, now, job);
+            }
             return Ok(());
         }
-        let core = t.timing.stack_core();
-        let pieces = tcp_input_pieces(&t.timing, sh, core);
+        let pieces = tcp_input_pieces(&t.timing, sh, core, false);
         let msg = env.app.current_msg();
         let job = Job::new(Class::Softirq, pieces, Next::RxStack(id, frame, segments)).for_msg(msg).on(Path::Receive);
         self.submit(env, core, now, job);
@@ -72,7 +79,7 @@ impl Timed {
         env.note_deliver(frame.len(), now);
         let t = &mut *self;
         let c = &t.timing.costs;
-        if (c.skb_free.total(1) > 0 || c.page_free.total(1) > 0) && shape(&frame).data > 0 {
+        if (c.skb_free.total(1) > 0 || c.page_free.total(1) > 0 || c.skb_slab.total(1) > 0) && shape(&frame).data > 0 {
             // The read that consumes it frees its sk_buff and buffers.
             t.unread.0 += 1;
             let bytes = rx_footprint(t.timing.nic.striding_rq, frame.len() as u64, segments);
@@ -100,7 +107,8 @@ impl Timed {
         }
         let frames = std::mem::take(&mut t.backlog);
         let core = t.timing.cpu.app_core as usize;
-        let pieces: Vec<_> = frames.iter().flat_map(|(_, f, _)| tcp_input_pieces(&t.timing, shape(f), core)).collect();
+        let pieces: Vec<_> =
+            frames.iter().flat_map(|(_, f, _)| tcp_input_pieces(&t.timing, shape(f), core, true)).collect();
         let msg = env.app.current_msg();
         let job = Job::new(Class::Task, pieces, Next::Backlog(frames, op)).for_msg(msg).on(Path::Receive);
         self.submit(env, core, now, job);

@@ -62,6 +62,13 @@ pub(super) fn shape(frame: &[u8]) -> Shape {
     Shape { proto: Some(ip.next_header()), payload, data, frag, offset: u64::from(ip.frag_offset()), via: None }
 }
 
+/// `bh_lock_sock` in the softirq: the socket's spinlock, whose line the
+/// application's core had last (when it runs elsewhere).
+pub(super) fn bh_lock_sock(timing: &Timing, core: usize) -> Option<(Layer, u64)> {
+    let lock = timing.cycles_on(core, timing.costs.sock_lock);
+    (lock > 0).then(|| (Layer::Lock, lock + timing.line_transfer()))
+}
+
 /// Send-path pieces of a frame: transport (once per datagram), software
 /// checksum, IP (and fragmentation per fragment), device, driver.
 pub(super) fn tx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u64)> {
@@ -81,6 +88,7 @@ pub(super) fn tx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
             pieces.push((Layer::Ip, cy(c.ip_tx)));
             // One sk_buff per segment the stack sends (a TSO super-segment is one).
             push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_alloc));
+            push_nonzero(&mut pieces, Layer::Mm, cy(c.skb_slab));
         }
         if !timing.nic.checksum_offload {
             pieces.push((Layer::Checksum, timing.checksum_cycles_on(core, s.payload)));
@@ -122,7 +130,9 @@ pub(super) fn rx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
     if matches!(s.frag, Frag::Whole | Frag::Later { last: true }) {
         match s.proto {
             // Under the socket backlog, TCP input is its own job (see `backlog.rs`).
-            Some(IpProtocol::Tcp) if !timing.cpu.socket_backlog => pieces.extend(tcp_input_pieces(timing, s, core)),
+            Some(IpProtocol::Tcp) if !timing.cpu.socket_backlog => {
+                pieces.extend(tcp_input_pieces(timing, s, core, false))
+            }
             Some(IpProtocol::Udp) => pieces.push((Layer::Udp, cy(c.udp_rx))),
             _ => {}
         }
@@ -130,20 +140,21 @@ pub(super) fn rx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
     pieces
 }
 
-/// TCP input of a segment on a core: the protocol, the socket lock, and
+/// TCP input of a segment on a core: the protocol, the socket lock (unless
+/// the softirq took it already, queueing the segment to the backlog), and
 /// for a segment without data (an ACK) its buffers, freed here.
-pub(super) fn tcp_input_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u64)> {
+pub(super) fn tcp_input_pieces(timing: &Timing, s: Shape, core: usize, locked: bool) -> Vec<(Layer, u64)> {
     let c = &timing.costs;
     let cy = |cost| timing.cycles_on(core, cost);
     let remote = if timing.split_cores() { cy(c.tcp_rx_remote) } else { 0 };
     let mut pieces = vec![(Layer::Tcp, cy(c.tcp_rx) + remote)];
-    // `bh_lock_sock`; its line was the application's last.
-    let lock = cy(c.sock_lock);
-    push_nonzero(&mut pieces, Layer::Lock, lock + if lock > 0 { timing.line_transfer() } else { 0 });
+    if !locked {
+        pieces.extend(bh_lock_sock(timing, core));
+    }
     if s.data == 0 {
         // An ACK or control segment is consumed here, not by a read.
         push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_free));
-        push_nonzero(&mut pieces, Layer::Mm, cy(c.page_free));
+        push_nonzero(&mut pieces, Layer::Mm, cy(c.page_free) + cy(c.skb_slab));
     }
     pieces
 }

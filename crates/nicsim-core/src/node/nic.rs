@@ -318,7 +318,12 @@ impl Timed {
             // A reclaimed frame's sk_buff and its data go back to the allocators.
             let n = u64::from(cleaned);
             push_nonzero(&mut pieces, Layer::Skb, t.timing.cycles_on(core, t.timing.costs.skb_free) * n);
-            push_nonzero(&mut pieces, Layer::Mm, t.timing.cycles_on(core, t.timing.costs.page_free) * n);
+            let c = &t.timing.costs;
+            push_nonzero(
+                &mut pieces,
+                Layer::Mm,
+                (t.timing.cycles_on(core, c.page_free) + t.timing.cycles_on(core, c.skb_slab)) * n,
+            );
             let job = Job::new(Class::Softirq, pieces, Next::TxCleaned(cleaned));
             jobs.push(job.for_msg(msg).on(Path::Send));
         }
@@ -328,7 +333,11 @@ impl Timed {
         // taken filled; each frame taken got an sk_buff head built around
         // its buffer.
         let c = &t.timing.costs;
-        push_nonzero(&mut leftover, Layer::Mm, t.timing.cycles_on(core, c.page_alloc) * pages);
+        push_nonzero(
+            &mut leftover,
+            Layer::Mm,
+            t.timing.cycles_on(core, c.page_alloc) * pages + t.timing.cycles_on(core, c.skb_slab) * take as u64,
+        );
         push_nonzero(&mut leftover, Layer::Skb, t.timing.cycles_on(core, c.skb_alloc) * take as u64);
         let job = Job::new(Class::Softirq, leftover, Next::BatchDone(take as u32));
         jobs.push(job.for_msg(msg).on(Path::Receive));

@@ -76,6 +76,9 @@ pub(crate) enum Next {
     CompletionTaken(bool),
     /// The application finished computing on data it read.
     AppComputed,
+    /// Work that only takes the core's time (the softirq's socket lock
+    /// for a segment it queued to the backlog).
+    Charged,
     /// Zero-copy: a failed speculation's cleanup is done; RX DMA may resume.
     SpecResume,
     /// Socket backlog: TCP input of a segment is done in the softirq: hand
@@ -342,6 +345,7 @@ impl Timed {
                 let job = Job::new(Class::Softirq, vec![(Layer::Copy, cycles)], Next::AppOp(op)).for_msg(msg).on(path);
                 self.submit(env, core, now, job);
             }
+            Next::Charged => {}
             Next::AppComputed => {
                 self.app_busy = false;
                 self.app_kick(env, now, false);
@@ -536,7 +540,8 @@ impl Timed {
             let (skbs, frames) = std::mem::take(&mut t.unread);
             let (skb, page) = (t.timing.cycles(c.skb_free), t.timing.cycles(c.page_free));
             push_nonzero(&mut pieces, Layer::Skb, skbs * (skb + if skb > 0 { xfer } else { 0 }));
-            push_nonzero(&mut pieces, Layer::Mm, frames * (page + if page > 0 { xfer } else { 0 }));
+            let slab = t.timing.cycles(c.skb_slab);
+            push_nonzero(&mut pieces, Layer::Mm, frames * (page + if page > 0 { xfer } else { 0 }) + skbs * slab);
         } else if matches!(op, Op::Write { .. }) {
             // `sk_page_frag_refill`: the data goes into 32 KiB page fragments.
             push_nonzero(&mut pieces, Layer::Mm, op.bytes().div_ceil(32 * 1024) * t.timing.cycles(c.page_alloc));

@@ -38,7 +38,7 @@ fn busy_cores(r: &Report, host: usize) -> usize {
 
 /// The profile's buffer, lock and scheduler costs set to nothing.
 const UNPRICED: &str = "costs = { skb_alloc = { cycles = 0, mem = 0 }, skb_free = { cycles = 0, mem = 0 }, \
-                        page_alloc = { cycles = 0, mem = 0 }, page_free = { cycles = 0, mem = 0 }, \
+                        skb_slab = { cycles = 0, mem = 0 }, page_alloc = { cycles = 0, mem = 0 }, page_free = { cycles = 0, mem = 0 }, \
                         sock_lock = { cycles = 0, mem = 0 }, schedule = { cycles = 0, mem = 0 } }";
 
 const PRICED: &str =
@@ -86,7 +86,7 @@ fn frees(striding: bool) -> (f64, f64, f64, f64) {
         "1500B",
         &format!(
             "costs = {{ skb_alloc = {{ cycles = 0 }}, page_alloc = {{ cycles = 0 }}, skb_free = {{ cycles = 1000 }}, \
-             page_free = {{ cycles = 1000 }} }}\ncpu = {{ line_transfer = 0 }}\nnic = {{ striding_rq = {striding} }}"
+             page_free = {{ cycles = 1000 }}, skb_slab = {{ cycles = 0 }} }}\ncpu = {{ line_transfer = 0 }}\nnic = {{ striding_rq = {striding} }}"
         ),
     );
     let t = timing(&r, 1);
@@ -119,6 +119,22 @@ fn a_striding_receive_queue_frees_a_page_per_two_mtu_1500_frames() {
     let want = 0.5 * rx + tx;
     assert!(mm <= want + 1.0 && mm > 0.9 * want, "{mm} pages freed, at most {want} expected");
     assert!(mm < 0.8 * skb, "fewer pages than sk_buffs: {mm} vs {skb}");
+}
+
+#[test]
+fn the_slab_allocator_is_paid_once_per_sk_buff_allocated_and_once_per_sk_buff_freed() {
+    let r = flow(
+        "1500B",
+        "costs = { skb_alloc = { cycles = 0 }, skb_free = { cycles = 0 }, page_alloc = { cycles = 0 }, \
+         page_free = { cycles = 0 }, skb_slab = { cycles = 1000 } }\ncpu = { line_transfer = 0 }",
+    );
+    let t = timing(&r, 1);
+    assert!(!t.cycles.contains_key("skb"), "the slab's part is memory management, not sk_buff handling");
+    let ops = t.cycles["mm"] as f64 / 1000.0;
+    // Without GRO, one sk_buff per frame in (data) and out (ACKs): each is
+    // allocated once and freed once, except data still unread at the end.
+    let frames = (t.nic.rx_frames + t.nic.tx_frames) as f64;
+    assert!(ops <= 2.0 * frames && ops > 1.9 * frames, "{ops} slab operations for {frames} frames in and out");
 }
 
 #[test]

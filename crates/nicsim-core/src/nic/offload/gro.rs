@@ -434,6 +434,7 @@ impl RxOffload for HostCoalescer {
         let n = frames.len();
         let flush = self.keep_on_full.is_none_or(|budget| n < budget as usize);
         let skb_free = cx.timing.cycles_on(core, cx.timing.costs.skb_free);
+        let skb_slab = cx.timing.cycles_on(core, cx.timing.costs.skb_slab);
         let deliver = |out: &mut Vec<Coalesced>, pending: &mut Vec<(Layer, u64)>, batch: &mut DriverBatch| {
             for merged in out.drain(..) {
                 let mut pieces = std::mem::take(pending);
@@ -443,6 +444,10 @@ impl RxOffload for HostCoalescer {
                 let freed = skb_free * u64::from(merged.segments - 1);
                 if freed > 0 {
                     pieces.push((Layer::Skb, freed));
+                }
+                let slab = skb_slab * u64::from(merged.segments - 1);
+                if slab > 0 {
+                    pieces.push((Layer::Mm, slab));
                 }
                 batch.deliver(pieces, merged.frame, merged.segments);
             }
