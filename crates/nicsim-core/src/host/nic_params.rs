@@ -97,6 +97,12 @@ pub struct NicConfig {
     /// (2 KiB at MTU 1500); a larger one takes its length in 64-byte strides.
     #[serde(default)]
     pub striding_rq: bool,
+    /// Dynamic interrupt moderation on receive (Linux's `net_dim`, as mlx5
+    /// runs it by default): `moderation`'s receive packets and delay give
+    /// way to DIM's profile, which DIM tunes every 64 interrupts. See
+    /// `nic/dim.rs`.
+    #[serde(default)]
+    pub dim: bool,
     /// NAPI: after an interrupt, poll the ring with interrupts off until it is empty.
     #[serde(default = "yes")]
     pub napi: bool,

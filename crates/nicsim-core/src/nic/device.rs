@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use super::dim::Dim;
 use crate::engine::{Dur, EventKey, Time};
 use crate::host::timing::{Moderation, NicConfig};
 use crate::host::TxFrame;
@@ -51,6 +52,12 @@ pub struct NicStats {
     pub max_tx_ring_used: u32,
     /// Most bytes in the receive FIFO at once.
     pub max_rx_fifo: u64,
+    /// With DIM: its receive profile at the end (0 to 4) and how many
+    /// times it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dim_profile: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dim_changes: Option<u64>,
 }
 
 /// NIC state of a timed host.
@@ -87,14 +94,16 @@ pub struct Nic {
     pub irq_timer: Option<EventKey>,
     /// When the armed moderation timer fires.
     pub irq_armed: Option<Time>,
+    /// Dynamic interrupt moderation on receive (`nic.dim`).
+    pub dim: Option<Dim>,
     /// Counters.
     pub stats: NicStats,
 }
 
 impl Nic {
-    /// A NIC with `rx_ring` receive buffers posted.
-    pub fn new(rx_ring: u32) -> Nic {
-        Nic { rx_posted: rx_ring, ..Default::default() }
+    /// A NIC with `rx_ring` receive buffers posted, with or without DIM.
+    pub fn new(rx_ring: u32, dim: bool) -> Nic {
+        Nic { rx_posted: rx_ring, dim: dim.then(Dim::default), ..Default::default() }
     }
 
     /// Whether a frame waits for the driver (received, or sent and not cleaned).

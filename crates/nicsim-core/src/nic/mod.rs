@@ -3,6 +3,7 @@
 //! the LRO study ([`risc`]).
 
 pub mod device;
+pub mod dim;
 pub mod offload;
 pub mod risc;
 

@@ -202,8 +202,9 @@ impl Timed {
             t.poll_at(now)
         } else {
             // An engine may impose its own moderation (a speculating driver
-            // wants one interrupt per fragment train).
-            let Some(at) = t.nic.irq_due(&t.timing.nic.moderation, t.rx.engine_ref().moderation(), now) else {
+            // wants one interrupt per fragment train); else DIM's profile.
+            let rx = t.rx.engine_ref().moderation().or_else(|| t.nic.dim.as_ref().map(|d| d.moderation()));
+            let Some(at) = t.nic.irq_due(&t.timing.nic.moderation, rx, now) else {
                 return;
             };
             at
@@ -248,6 +249,9 @@ impl Timed {
             return;
         }
         t.nic.stats.interrupts += 1;
+        if let Some(dim) = t.nic.dim.as_mut() {
+            dim.interrupt();
+        }
         if t.timing.nic.napi {
             t.nic.masked = true;
         }
@@ -277,6 +281,9 @@ impl Timed {
         let budget = if t.timing.nic.napi || t.polled() { t.timing.nic.napi_budget as usize } else { usize::MAX };
         let mut take = t.nic.rx_done.len().min(budget);
         let frames: Vec<(Time, Vec<u8>, u32)> = t.nic.rx_done.drain(..take).collect();
+        if let Some(dim) = t.nic.dim.as_mut() {
+            dim.received(frames.len() as u64, frames.iter().map(|(_, f, _)| f.len() as u64).sum());
+        }
         let striding = t.timing.nic.striding_rq;
         let bytes: u64 = frames.iter().map(|(_, f, _)| rx_footprint(striding, f.len() as u64, 1)).sum();
         let pages = whole_pages(&mut t.rx_pages.0, bytes);

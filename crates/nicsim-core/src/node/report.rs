@@ -143,7 +143,11 @@ impl Timed {
             cycles_send: named(&t.per_path[Path::Send as usize]),
             cycles_receive: named(&t.per_path[Path::Receive as usize]),
             cores,
-            nic: t.nic.stats.clone(),
+            nic: crate::nic::device::NicStats {
+                dim_profile: t.nic.dim.as_ref().map(|d| d.profile()),
+                dim_changes: t.nic.dim.as_ref().map(|d| d.changes),
+                ..t.nic.stats.clone()
+            },
             bus: t.bus.stats().clone(),
             bus_utilization: t.bus.utilization(until),
             messages,

@@ -164,7 +164,7 @@ impl Timed {
     /// `tx`, sampling utilisation every `bin`.
     pub(crate) fn new(timing: Timing, rx: AnyRxOffload, tx: AnyTxOffload, bin: Dur) -> Timed {
         let cores: Vec<_> = (0..timing.cpu.cores as usize).map(|i| Core::new(timing.core_hz(i), bin)).collect();
-        let nic = Nic::new(timing.nic.rx_ring);
+        let nic = Nic::new(timing.nic.rx_ring, timing.nic.dim);
         let autosize = (tx.engine_ref().stack().segmentation && timing.nic.tso_defer.0 > 0)
             .then(|| crate::host::autosize::Autosize::new(Dur(timing.nic.tso_defer.0)));
         Timed {
@@ -409,6 +409,10 @@ impl Timed {
                 if (t.timing.nic.napi || t.polled()) && (t.nic.work_pending() || t.rx.engine_ref().holds_frames()) {
                     self.driver_batch(env, now);
                 } else {
+                    // NAPI completes: DIM may pick another moderation.
+                    if let Some(dim) = t.nic.dim.as_mut() {
+                        dim.napi_complete(now);
+                    }
                     t.nic.masked = false;
                     self.irq_check(env, now);
                 }
