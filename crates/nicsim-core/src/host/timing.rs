@@ -384,6 +384,17 @@ impl Timing {
         Duration((instr + mem).round() as u64)
     }
 
+    /// When a polling communication processor notices work that appeared
+    /// at `now`: at the end of the current turn of its loop.
+    pub fn poll_at(&self, now: crate::engine::Time) -> crate::engine::Time {
+        let turn = self.poll_turn().0;
+        if turn == 0 {
+            now
+        } else {
+            crate::engine::Time(now.0.div_ceil(turn) * turn)
+        }
+    }
+
     /// Cycles to checksum `bytes` in software.
     pub fn checksum_cycles(&self, bytes: u64) -> u64 {
         if let Some(l) = &self.memory.lines {

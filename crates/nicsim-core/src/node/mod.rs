@@ -1,6 +1,6 @@
 //! One host as a component of the simulated system: its smoltcp stack, its
 //! application and, when it has a timing profile, its CPU cores, memory,
-//! I/O bus, NIC, driver and offload engine. The host handles its own events
+//! I/O bus, NIC, driver and offload engines (receive, transmit, call path). The host handles its own events
 //! ([`HostEvent`]); everything beyond it (the scheduler, its link, the
 //! probes) it reaches through [`Outside`], which the assembly provides.
 //!
@@ -22,18 +22,17 @@ mod measure;
 mod nic;
 mod report;
 mod timed;
-mod toe;
 mod via;
 
+pub use crate::nic::offload::toe::OffloadStats;
 pub use report::{CoreReport, MessageReport, TimingReport};
-pub use timed::{OffloadStats, Timed};
-pub use toe::Notice;
+pub use timed::Timed;
 
 use crate::engine::{EventKey, Priority, Time};
 use crate::error::Error;
 use crate::host::Host;
 use crate::nic::device::NicEvent;
-use crate::nic::offload::OffloadEvent;
+use crate::nic::offload::{CallEvent, OffloadEvent};
 use crate::probe::observer::{self, Probes};
 use crate::workload::{App, Op};
 
@@ -50,8 +49,9 @@ pub enum HostEvent {
     CpuDone(usize),
     /// The NIC's DMA or moderation timer (timed host).
     Nic(NicEvent),
-    /// The communication processor notices work (offload).
-    CommNotice(Notice),
+    /// The call-path engine's event (TOE: the communication processor
+    /// notices a command).
+    Call(CallEvent),
     /// The offload engine's own timer or message.
     Offload(OffloadEvent),
     /// The offload engine's re-armable timer.
@@ -113,8 +113,8 @@ impl Env<'_> {
             }
             (HostEvent::CpuDone(core), Some(t)) => t.on_cpu_done(self, core, now),
             (HostEvent::Nic(ev), Some(t)) => t.on_nic_event(self, ev, now),
-            (HostEvent::CommNotice(notice), Some(t)) => {
-                t.on_comm_notice(self, notice, now);
+            (HostEvent::Call(ev), Some(t)) => {
+                t.on_call_event(self, ev, now);
                 Ok(())
             }
             (HostEvent::Offload(ev), Some(t)) => t.on_offload_event(self, ev, now),

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::timed::OffloadStats;
 use super::timed::Timed;
 use crate::engine::Time;
 use crate::host::cpu::{Breakdown, Layer, Path, LAYERS};
 use crate::nic::device::NicStats;
 use crate::nic::offload::nic_lro::NicLroReport;
+use crate::nic::offload::toe::OffloadStats;
 use crate::nic::offload::OffloadReport;
 
 /// One core's share of a run.
@@ -151,7 +151,7 @@ impl Timed {
             bus: t.bus.stats().clone(),
             bus_utilization: t.bus.utilization(until),
             messages,
-            offload: t.timing.offload.enabled.then(|| t.offload.clone()),
+            offload: t.call.engine_ref().report(),
             lro: offload.lro,
             gro: offload.gro,
             zero_copy: offload.zero_copy,

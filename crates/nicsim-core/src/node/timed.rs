@@ -20,12 +20,10 @@
 //! the scheduler's run queue beyond one application.
 //!
 //! This file holds the host's timing state and its CPU side (jobs, socket
-//! calls, the offload command path); `nic.rs` the NIC path and the offload
-//! engines' glue, `cost.rs` the per-frame costs, `report.rs` the report.
+//! calls, and the glue that carries out what the call-path engine, TOE or
+//! VIA, asks for); `nic.rs` the NIC path and the frame engines' glue, `cost.rs` the per-frame costs, `report.rs` the report.
 
 use std::collections::BTreeMap;
-
-use serde::Serialize;
 
 use super::cost::{push_nonzero, shape, tx_pieces};
 use super::{Env, HostEvent};
@@ -33,10 +31,13 @@ use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, EventKey, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
 use crate::host::driver::TxDriver;
-use crate::host::timing::{OffloadNotify, SocketCopy, Timing};
+use crate::host::timing::Timing;
 use crate::host::TxFrame;
 use crate::nic::device::Nic;
-use crate::nic::offload::{AnyRxOffload, AnyTxOffload, OffloadEvent, SocketCall};
+use crate::nic::offload::{
+    reserve_memory, AnyCallOffload, AnyRxOffload, AnyTxOffload, CallAction, CallCx, CallEvent, CallOffload,
+    OffloadEvent, SocketCall,
+};
 use crate::probe::observer;
 use crate::workload::Op;
 
@@ -67,13 +68,8 @@ pub(crate) enum Next {
     TxCleaned(u32),
     /// A driver batch is done: post that many fresh receive buffers.
     BatchDone(u32),
-    /// Offload: the communication processor decoded the application's command.
-    CommandDone,
-    /// Offload: the communication processor posted a completion; interrupt
-    /// the application core (`0`: the application waits for data).
-    CompletionPosted(bool),
-    /// Offload: the application core took the completion interrupt.
-    CompletionTaken(bool),
+    /// A call-path engine's job is done: its event.
+    Call(CallEvent),
     /// The application finished computing on data it read.
     AppComputed,
     /// Work that only takes the core's time (the softirq's socket lock
@@ -107,18 +103,14 @@ pub struct Timed {
     pub(crate) per_msg: BTreeMap<(u64, Path), Breakdown>,
     /// Cycles per layer of completed jobs, per path (send, receive, other).
     pub(crate) per_path: [Breakdown; 3],
-    /// Offload: commands rung and not yet decoded by the communication processor.
-    pub(crate) commands: u32,
-    /// Offload: a completion is on its way to the application core.
-    pub(crate) completion_pending: bool,
-    /// Offload counters.
-    pub(crate) offload: OffloadStats,
     /// Per-message DMA, spans and frames (the echo workload's measurement).
     pub(crate) measure: super::measure::Measure,
     /// The receive offload engine (NIC LRO, GRO, software LRO, or none).
     pub(crate) rx: AnyRxOffload,
     /// The transmit offload engine (TSO, checksum offload, or none).
     pub(crate) tx: AnyTxOffload,
+    /// How the application's calls reach the stack (TOE, VIA, or system calls).
+    pub(crate) call: AnyCallOffload,
     /// The datagram the application reads next was rebuilt by a copy
     /// (`costs.ip_defrag_copy`), so its data is in the cache.
     pub(crate) glued: bool,
@@ -148,21 +140,10 @@ pub struct Timed {
     pub(crate) done: BTreeMap<u64, (Vec<u8>, u32)>,
 }
 
-/// Counters of the offload interface.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct OffloadStats {
-    /// Commands the application core posted (one per socket call).
-    pub commands: u64,
-    /// Completions the communication processor posted.
-    pub completions: u64,
-    /// Completion interrupts the application core took.
-    pub completion_interrupts: u64,
-}
-
 impl Timed {
-    /// Timing state for a host with `timing` and offload engines `rx` and
-    /// `tx`, sampling utilisation every `bin`.
-    pub(crate) fn new(timing: Timing, rx: AnyRxOffload, tx: AnyTxOffload, bin: Dur) -> Timed {
+    /// Timing state for a host with `timing` and offload engines `rx`, `tx`
+    /// and `call`, sampling utilisation every `bin`.
+    pub(crate) fn new(timing: Timing, rx: AnyRxOffload, tx: AnyTxOffload, call: AnyCallOffload, bin: Dur) -> Timed {
         let cores: Vec<_> = (0..timing.cpu.cores as usize).map(|i| Core::new(timing.core_hz(i), bin)).collect();
         let nic = Nic::new(timing.nic.rx_ring, timing.nic.dim);
         let autosize = (tx.engine_ref().stack().segmentation && timing.nic.tso_defer.0 > 0)
@@ -179,12 +160,10 @@ impl Timed {
             driver: TxDriver::default(),
             per_msg: BTreeMap::new(),
             per_path: [[0; LAYERS]; 3],
-            commands: 0,
-            completion_pending: false,
-            offload: OffloadStats::default(),
             measure: Default::default(),
             rx,
             tx,
+            call,
             glued: false,
             app_blocked: false,
             unread: (0, 0),
@@ -198,32 +177,19 @@ impl Timed {
         }
     }
 
-    /// The communication processor polls (offload in poll mode).
+    /// A polling processor serves the NIC (offload in poll mode).
     pub(crate) fn polled(&self) -> bool {
-        self.timing.offload.enabled && self.timing.offload.notify == OffloadNotify::Poll
+        self.call.engine_ref().polled()
     }
 
-    /// When a polling communication processor notices work that appeared at `now`:
-    /// at the end of the current turn of its loop.
+    /// When a polling communication processor notices work that appeared at `now`.
     pub(crate) fn poll_at(&self, now: Time) -> Time {
-        let turn = self.timing.poll_turn().0;
-        if turn == 0 {
-            now
-        } else {
-            Time(now.0.div_ceil(turn) * turn)
-        }
+        self.timing.poll_at(now)
     }
 
     /// Reserve the memory system for `bytes` starting at `now`; returns when done.
     pub(crate) fn memory(&mut self, now: Time, bytes: u64) -> Time {
-        let bw = self.timing.memory.bandwidth.0;
-        let ps = match bytes.checked_mul(8) {
-            Some(bits) => crate::engine::time::mul_div_ceil(bits, crate::engine::time::PS_PER_S, bw),
-            None => (u128::from(bytes) * 8 * u128::from(crate::engine::time::PS_PER_S)).div_ceil(u128::from(bw)) as u64,
-        };
-        let start = self.memory_free_at.max(now);
-        self.memory_free_at = start + Dur(ps);
-        self.memory_free_at
+        reserve_memory(&self.timing, &mut self.memory_free_at, now, bytes)
     }
 
     /// When a DMA of a `len`-byte frame and its descriptor, started at `now`,
@@ -350,15 +316,7 @@ impl Timed {
                 self.app_busy = false;
                 self.app_kick(env, now, false);
             }
-            Next::CommandDone => {
-                let ctx = self.irq_ctx();
-                self.timed_poll(env, now, ctx, false);
-            }
-            Next::CompletionPosted(woken) => self.completion_posted(env, woken, now),
-            Next::CompletionTaken(woken) => {
-                self.completion_pending = false;
-                self.app_kick(env, now, woken);
-            }
+            Next::Call(ev) => self.on_call_event(env, ev, now),
             Next::RxDeliver(frame, segments) => self.rx_delivered(env, frame, segments, now)?,
             Next::TxToRing(seq, frame) => {
                 let t = &mut *self;
@@ -432,8 +390,7 @@ impl Timed {
         let computing = compute > 0 && matches!(op, Op::Read { .. } | Op::RecvFrom { .. });
         t.app_busy = computing;
         let app_core = t.timing.cpu.app_core as usize;
-        if t.timing.offload.enabled {
-            self.ring_doorbell(env, now);
+        if self.with_call(env, now, |e, cx, _| e.call_done(cx)) {
             self.app_kick(env, now, false);
         } else {
             self.timed_poll(env, now, Ctx { core: app_core, class: Class::Task }, false);
@@ -474,9 +431,7 @@ impl Timed {
             let job = Job::new(ctx.class, pieces, Next::TxToRing(seq, frame)).for_msg(msg).on(path);
             self.submit(env, ctx.core, now, job);
         }
-        if self.timing.comm_core() == Some(ctx.core) {
-            self.post_completion(env, now, woken);
-        } else {
+        if !self.with_call(env, now, |e, cx, waits| e.stack_done(cx, ctx.core, woken, waits)) {
             self.app_kick(env, now, woken);
         }
         env.schedule_stack_timer(now);
@@ -493,11 +448,14 @@ impl Timed {
             self.app_blocked = true;
             return;
         };
-        if matches!(op, Op::ViaSend { .. } | Op::ViaRecv { .. }) {
-            self.via_call(env, op, now);
+        let msg = env.app.current_msg();
+        let app_core = self.timing.cpu.app_core as usize;
+        if let Some((pieces, path)) = self.with_call(env, now, |e, cx, _| e.library(cx, socket_call(op), app_core)) {
+            self.app_busy = true;
+            let job = Job::new(Class::Task, pieces, Next::AppOp(op)).for_msg(msg).on(path);
+            self.submit(env, app_core, now, job);
             return;
         }
-        let msg = env.app.current_msg();
         let t = &mut *self;
         t.app_busy = true;
         let resumed = std::mem::take(&mut t.app_blocked);
@@ -550,14 +508,9 @@ impl Timed {
             // `sk_page_frag_refill`: the data goes into 32 KiB page fragments.
             push_nonzero(&mut pieces, Layer::Mm, op.bytes().div_ceil(32 * 1024) * t.timing.cycles(c.page_alloc));
         }
-        let app_core = t.timing.cpu.app_core as usize;
-        let comm_copy = t.timing.offload.enabled && t.timing.offload.socket_copy == SocketCopy::Comm;
-        let call = match op {
-            Op::Read { .. } => SocketCall::Read,
-            Op::Write { .. } => SocketCall::Write,
-            _ => SocketCall::Other,
-        };
-        let zc_move = t.rx.engine().tx().and_then(|x| x.socket_move(&t.timing, call, op.bytes(), hot, app_core));
+        let comm_copy = t.call.engine_ref().copy_elsewhere();
+        let zc_move =
+            t.rx.engine().tx().and_then(|x| x.socket_move(&t.timing, socket_call(op), op.bytes(), hot, app_core));
         let (copy, moved) = match zc_move {
             Some(m) => {
                 pieces.extend(m.pieces);
@@ -575,8 +528,8 @@ impl Timed {
         if copy > 0 || !comm_copy {
             pieces.push((Layer::Copy, copy));
         }
-        if t.timing.offload.enabled {
-            pieces.push((Layer::Command, t.timing.cycles(t.timing.offload.command)));
+        if let Some(command) = t.call.engine_ref().call_pieces(&t.timing) {
+            pieces.push(command);
         }
         if moved > 0 && t.timing.memory.lines.is_none() {
             // Read and write of every byte go through the memory system
@@ -606,6 +559,66 @@ impl Timed {
         t.owned = t.timing.cpu.socket_backlog && matches!(op, Op::Read { .. } | Op::Write { .. });
         let job = Job::new(Class::Task, pieces, then).for_msg(msg).on(path);
         self.submit(env, core, now, job);
+    }
+}
+
+/// The kind of call `op` is, as the engines see it.
+fn socket_call(op: Op) -> SocketCall {
+    match op {
+        Op::Read { .. } => SocketCall::Read,
+        Op::Write { .. } => SocketCall::Write,
+        Op::ViaSend { .. } => SocketCall::ViaSend,
+        Op::ViaRecv { .. } => SocketCall::ViaRecv,
+        _ => SocketCall::Other,
+    }
+}
+
+impl Timed {
+    /// Run a hook `f` of the call-path engine, then carry out what it asked
+    /// for, in order. `f` also gets whether the application has a call to
+    /// make (asked of the application only if `f` asks).
+    fn with_call<R>(
+        &mut self,
+        env: &mut Env,
+        now: Time,
+        f: impl FnOnce(&mut dyn CallOffload, &mut CallCx, &mut dyn FnMut() -> bool) -> R,
+    ) -> R {
+        let mut actions = Vec::new();
+        let t = &mut *self;
+        let mut cx = CallCx {
+            now,
+            timing: &t.timing,
+            bus: &mut t.bus,
+            memory_free_at: &mut t.memory_free_at,
+            app_busy: t.app_busy,
+            actions: &mut actions,
+        };
+        let (app, host) = (&mut *env.app, &mut *env.host);
+        let r = f(t.call.engine(), &mut cx, &mut || app.next_op(now, host).is_some());
+        for action in actions {
+            match action {
+                CallAction::At(at, ev) => {
+                    env.out.at(at, Priority::DEVICE, HostEvent::Call(ev));
+                }
+                CallAction::Job { core, class, pieces, path, then } => {
+                    let msg = env.app.current_msg();
+                    let job = Job::new(class, pieces, Next::Call(then)).for_msg(msg).on(path);
+                    self.submit(env, core, now, job);
+                }
+                CallAction::Interrupt(core) => self.cores[core].note_interrupt(),
+                CallAction::PollStack => {
+                    let ctx = self.irq_ctx();
+                    self.timed_poll(env, now, ctx, false);
+                }
+                CallAction::KickApp(woken) => self.app_kick(env, now, woken),
+            }
+        }
+        r
+    }
+
+    /// The call-path engine's event `ev` is due.
+    pub(crate) fn on_call_event(&mut self, env: &mut Env, ev: CallEvent, now: Time) {
+        self.with_call(env, now, |e, cx, _| e.on_event(cx, ev));
     }
 }
 

@@ -34,12 +34,15 @@ use crate::host::cpu::{Breakdown, Path};
 use crate::host::Host;
 use crate::link::switch::{self, Switch};
 use crate::link::Channel;
-use crate::nic::offload::{AnyRxOffload, AnyTxOffload, Setup};
+use crate::nic::offload::{AnyCallOffload, AnyRxOffload, AnyTxOffload, Setup};
 use crate::node::{Env, HostEvent, Outside, Timed};
 use crate::probe::observer::{self, Probes};
 use crate::probe::pcap::Trace;
 use crate::probe::wire::TcpMonitor;
 use crate::workload::{self, App};
+
+/// A timed host's offload engines: receive, transmit, call path.
+type Engines = (AnyRxOffload, AnyTxOffload, AnyCallOffload);
 
 /// What happens at an instant: one variant per component family, each
 /// carrying the component's own event.
@@ -195,24 +198,20 @@ impl Sim {
         let trusted = untouched && !cfg!(debug_assertions);
         let pristine =
             |i: usize| untouched && !timings[i].as_ref().is_some_and(|t| t.zero_copy.fragment || t.zero_copy.speculate);
-        // Each timed host's offload engines, receive and transmit.
-        let engines: Vec<Option<(AnyRxOffload, AnyTxOffload)>> = (timings.iter().enumerate())
+        // Each timed host's offload engines: receive, transmit, call path.
+        let via = w.measured_client().is_some_and(|(_, via)| via);
+        let engines: Vec<Option<Engines>> = (timings.iter().enumerate())
             .map(|(i, t)| {
                 t.as_ref().map(|t| {
-                    let host = Setup {
-                        timing: t,
-                        link_mtu: mtus[i],
-                        tcp_header: tcp_header(i),
-                        mac: Host::mac_of(i).0,
-                        trusted,
-                    };
-                    (AnyRxOffload::for_host(&host), AnyTxOffload::for_host(&host))
+                    let (link_mtu, tcp_header, mac) = (mtus[i], tcp_header(i), Host::mac_of(i).0);
+                    let host = Setup { timing: t, link_mtu, tcp_header, mac, trusted, via };
+                    (AnyRxOffload::for_host(&host), AnyTxOffload::for_host(&host), AnyCallOffload::for_host(&host))
                 })
             })
             .collect();
         let mut hosts: Vec<Host> = (host_cfgs.iter().enumerate())
             .map(|(i, h)| {
-                let nic = engines[i].as_ref().map(|(_, tx)| tx.engine_ref().stack()).unwrap_or_default();
+                let nic = engines[i].as_ref().map(|(_, tx, _)| tx.engine_ref().stack()).unwrap_or_default();
                 Host::new(&h.stack(i).expect("validated scenario"), i, stack_mtu(i), seed, nic, pristine(i))
             })
             .collect();
@@ -250,7 +249,7 @@ impl Sim {
         let apps = workload::install(&s.workload, &mut hosts, seed);
         let bin = s.run.sample_interval.dur();
         let timed = (timings.into_iter().zip(engines))
-            .map(|(t, e)| t.zip(e).map(|(t, (rx, tx))| Timed::new(t, rx, tx, bin)))
+            .map(|(t, e)| t.zip(e).map(|(t, (rx, tx, call))| Timed::new(t, rx, tx, call, bin)))
             .collect();
         let names = hosts.iter().map(|h| h.name.clone()).chain(switches.iter().map(|w| w.name.clone())).collect();
         let mut sim = Sim {

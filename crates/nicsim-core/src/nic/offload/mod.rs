@@ -164,15 +164,21 @@ pub struct Setup<'a> {
     /// is replayed, no echo node turns them round. Release builds only, so
     /// that the tests check what this takes for granted.
     pub trusted: bool,
+    /// The host's application speaks VIA (user-level messaging).
+    pub via: bool,
 }
 
-/// Which kind of socket call moves data.
+/// Which kind of call the application makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SocketCall {
     /// A TCP read.
     Read,
     /// A TCP write.
     Write,
+    /// A VI send (`VipPostSend`).
+    ViaSend,
+    /// A VI receive (`VipPostRecv`).
+    ViaRecv,
     /// Any other call.
     Other,
 }
@@ -286,6 +292,119 @@ pub trait TxOffload {
     }
 }
 
+/// An event of a call-path engine, at a time it booked or when a CPU job
+/// it asked for is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallEvent {
+    /// The communication processor notices a command (doorbell).
+    Noticed,
+    /// It decoded the command: the stack runs for it.
+    Decoded,
+    /// It posted a completion (`0`: the application waits for data).
+    CompletionPosted(bool),
+    /// The application's core took the completion interrupt.
+    CompletionTaken(bool),
+}
+
+/// What a call-path engine asks the host to do; carried out in order.
+#[derive(Debug)]
+pub enum CallAction {
+    /// Call the engine's [`CallOffload::on_event`] at this time.
+    At(Time, CallEvent),
+    /// Run `pieces` on core `core` as `class` work of `path`, then call the
+    /// engine's [`CallOffload::on_event`] with `then`.
+    Job { core: usize, class: Class, pieces: Vec<(Layer, u64)>, path: Path, then: CallEvent },
+    /// Core `0` takes an interrupt (counted).
+    Interrupt(usize),
+    /// Run the stack in the receive stack's context.
+    PollStack,
+    /// Let the application make its next call (`0`: woken by data).
+    KickApp(bool),
+}
+
+/// What a call-path engine sees and may ask for.
+pub struct CallCx<'a> {
+    /// The current time.
+    pub now: Time,
+    /// The host's timing profile.
+    pub timing: &'a Timing,
+    /// The host's I/O bus.
+    pub bus: &'a mut Bus,
+    /// When the host's memory system is next free ([`reserve_memory`]).
+    pub memory_free_at: &'a mut Time,
+    /// The application is in a call or computing.
+    pub app_busy: bool,
+    /// What the engine asks for, in order.
+    pub actions: &'a mut Vec<CallAction>,
+}
+
+/// Reserve a memory system of `timing`'s bandwidth, next free at
+/// `free_at`, for `bytes` from `now`; returns when the transfer is done.
+pub fn reserve_memory(timing: &Timing, free_at: &mut Time, now: Time, bytes: u64) -> Time {
+    let bw = timing.memory.bandwidth.0;
+    let ps = match bytes.checked_mul(8) {
+        Some(bits) => crate::engine::time::mul_div_ceil(bits, crate::engine::time::PS_PER_S, bw),
+        None => (u128::from(bytes) * 8 * u128::from(crate::engine::time::PS_PER_S)).div_ceil(u128::from(bw)) as u64,
+    };
+    *free_at = (*free_at).max(now) + Dur(ps);
+    *free_at
+}
+
+/// A call-path engine: how the application's calls reach the protocol
+/// stack. The baseline is a system call into the stack on the
+/// application's own core; every hook has its behaviour by default.
+pub trait CallOffload {
+    /// A polling processor serves the NIC and the commands: no interrupts.
+    fn polled(&self) -> bool {
+        false
+    }
+
+    /// The application starts `call` on `core`: the path's own library
+    /// work instead of the socket layer (VIA), and the path it is on.
+    fn library(&mut self, _cx: &mut CallCx, _call: SocketCall, _core: usize) -> Option<(Vec<(Layer, u64)>, Path)> {
+        None
+    }
+
+    /// Extra work of a socket call on the application's core.
+    fn call_pieces(&self, _timing: &Timing) -> Option<(Layer, u64)> {
+        None
+    }
+
+    /// The socket layer's copy runs on the communication processor.
+    fn copy_elsewhere(&self) -> bool {
+        false
+    }
+
+    /// A socket call ended: whether the engine takes it to the stack
+    /// (otherwise the stack runs at once on the application's core).
+    fn call_done(&mut self, _cx: &mut CallCx) -> bool {
+        false
+    }
+
+    /// The stack ran on `core`: whether the engine tells the application
+    /// (otherwise the application is let go on at once). `app_waits` says
+    /// whether it has a call to make; ask only when needed.
+    fn stack_done(
+        &mut self,
+        _cx: &mut CallCx,
+        _core: usize,
+        _woken: bool,
+        _app_waits: &mut dyn FnMut() -> bool,
+    ) -> bool {
+        false
+    }
+
+    /// The engine's event `ev` is due.
+    fn on_event(&mut self, _cx: &mut CallCx, _ev: CallEvent) {}
+
+    /// What the engine counted, for the host's report.
+    fn report(&self) -> Option<toe::OffloadStats> {
+        None
+    }
+}
+
+impl CallOffload for NoOffload {}
+
 /// What the receive engines of a host report (at most one is set).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct OffloadReport {
@@ -366,6 +485,11 @@ registry! { AnyRxOffload: RxOffload;
     specdefrag::ZeroCopy => SpecDefrag,
     #[cfg(test)]
     example::DropEvery => Example,
+}
+
+registry! { AnyCallOffload: CallOffload;
+    via::Doorbell => Via,
+    toe::CommandPath => Toe,
 }
 
 registry! { AnyTxOffload: TxOffload;
