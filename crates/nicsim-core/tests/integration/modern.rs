@@ -138,17 +138,19 @@ fn the_slab_allocator_is_paid_once_per_sk_buff_allocated_and_once_per_sk_buff_fr
 }
 
 #[test]
-fn dim_raises_a_busy_queues_moderation_and_cuts_its_interrupts() {
-    let fixed = flow("9000B", "nic = { tso = true, lro = \"gro\", arfs = true, dim = false }");
-    let dim = flow("9000B", "nic = { tso = true, lro = \"gro\", arfs = true, dim = true }");
+fn dim_tunes_the_receive_moderation_and_cuts_interrupts() {
+    // Without aRFS the softirq core has time to spare: NAPI completes often
+    // and each completion waits for the moderation.
+    let fixed = flow("9000B", "nic = { tso = true, lro = \"gro\", dim = false }");
+    let dim = flow("9000B", "nic = { tso = true, lro = \"gro\", dim = true }");
     let per_frame = |r: &Report| timing(r, 1).nic.interrupts as f64 / timing(r, 1).nic.rx_frames as f64;
     let nic = &timing(&dim, 1).nic;
-    // A steady bulk flow: equal bytes per ms, fewer interrupts is better,
-    // so DIM climbs past its starting profile (1: 8 us, 128 packets).
-    assert!(nic.dim_profile.is_some_and(|p| p >= 2), "DIM ended on profile {:?}", nic.dim_profile);
-    assert!(nic.dim_changes.is_some_and(|c| c >= 2));
-    // Fewer interrupts per frame (here 0.07 against 0.10: a busy core's NAPI
-    // rarely completes, so most frames never wait for an interrupt anyway).
+    // DIM decided every 64 interrupts and moved (its climb to the profile
+    // with the fewest interrupts is unit-tested in nic/dim.rs).
+    assert!(nic.dim_changes.is_some_and(|c| c >= 2), "{:?} changes", nic.dim_changes);
+    assert!(nic.dim_profile.is_some());
+    // It starts on profile 1 (8 us / 128 packets), longer than the static
+    // 3 us / 32: fewer interrupts per frame (here 0.063 against 0.091).
     assert!(
         per_frame(&dim) < 0.85 * per_frame(&fixed),
         "{} vs {} interrupts per frame",
@@ -193,8 +195,16 @@ fn tso_lowers_the_senders_per_byte_cycles_and_gro_the_receivers_per_packet_cycle
 
 #[test]
 fn gro_kept_across_full_napi_polls_merges_larger_segments() {
-    let each = flow("9000B", "nic = { tso = true, lro = \"gro\", gro_flush = \"batch\", napi_budget = 8 }");
-    let linux = flow("9000B", "nic = { tso = true, lro = \"gro\", gro_flush = \"napi_complete\", napi_budget = 8 }");
+    // A static moderation long enough that an interrupt finds more frames
+    // than one poll's budget, so that only the flush rule differs.
+    let nic = |flush: &str| {
+        format!(
+            "nic = {{ tso = true, lro = \"gro\", gro_flush = \"{flush}\", napi_budget = 8, dim = false, \
+             moderation = {{ rx_packets = 64, rx_abs_delay = \"64us\", tx_delay = \"16us\" }} }}"
+        )
+    };
+    let each = flow("9000B", &nic("batch"));
+    let linux = flow("9000B", &nic("napi_complete"));
     let merged = |r: &Report| {
         let g = timing(r, 1).gro.as_ref().expect("GRO stats");
         g.frames_in as f64 / g.frames_out as f64
