@@ -21,7 +21,8 @@
 //!
 //! This file holds the host's timing state and its CPU side (jobs, socket
 //! calls, and the glue that carries out what the call-path engine, TOE or
-//! VIA, asks for); `nic.rs` the NIC path and the frame engines' glue, `cost.rs` the per-frame costs, `report.rs` the report.
+//! VIA, asks for); `nic.rs` the NIC path and the frame engines' glue,
+//! `cost.rs` the per-frame costs, `report.rs` the report.
 
 use std::collections::BTreeMap;
 
