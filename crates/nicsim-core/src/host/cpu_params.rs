@@ -186,6 +186,14 @@ pub struct CpuConfig {
     /// two are different cores; 0: not modelled.
     #[serde(default)]
     pub line_transfer: u64,
+    /// Private (L2) cache of a core. With `line_transfer`, the cache lines
+    /// of received payload the receive stack's core touched (the line the
+    /// headers end in, or the head the driver copied) are still in that
+    /// core's cache when the application, on another core, reads them
+    /// within this cache's reach, and each costs a line transfer; 0: not
+    /// modelled.
+    #[serde(default)]
+    pub l2_cache: Size,
     /// Linux's socket backlog: a TCP segment that arrives while the
     /// application is in a read or write call (which holds the socket lock)
     /// waits in the backlog, and the application's core runs its TCP input

@@ -9,7 +9,9 @@
 //! softirq's own spinlock orders them in Linux). Without the backlog, TCP
 //! input is part of each frame's receive job.
 
-use super::cost::{bh_lock_sock, rx_footprint, shape, tcp_input_pieces, whole_pages, Frag};
+use super::cost::{
+    bh_lock_sock, head_lines, rx_footprint, shape, tcp_input_pieces, whole_pages, Frag, STACK_LINES_PER_FRAME,
+};
 use super::timed::{Ctx, Next, Timed, Waiting};
 use super::Env;
 use crate::engine::Time;
@@ -84,6 +86,15 @@ impl Timed {
             t.unread.0 += 1;
             let bytes = rx_footprint(t.timing.nic.striding_rq, frame.len() as u64, segments);
             t.unread.1 += whole_pages(&mut t.rx_pages.1, bytes);
+        }
+        let l2 = t.timing.cpu.l2_cache.0;
+        let data = shape(&frame).data;
+        if l2 > 0 && data > 0 && t.timing.line_transfer() > 0 {
+            let lines = head_lines(frame.len() as u64, segments);
+            t.unread_lines += lines;
+            // Frames back the stack core's cache reaches, in payload bytes.
+            let frames = l2 / ((lines / u64::from(segments.max(1)) + STACK_LINES_PER_FRAME) * 64);
+            t.stack_reach = frames * data / u64::from(segments.max(1));
         }
         if crate::workload::via::is_via(&frame) {
             env.via_deliver(&frame, now)?;

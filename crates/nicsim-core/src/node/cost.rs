@@ -215,17 +215,44 @@ pub(super) fn rx_footprint(striding: bool, len: u64, segments: u32) -> u64 {
     let one = if !striding {
         wire.div_ceil(PAGE) * PAGE
     } else {
-        // SKB_DATA_ALIGN (64-byte cache lines) of headroom + frame (with
-        // the 4-byte FCS and a VLAN tag's room), plus skb_shared_info.
-        let linear = (64 + wire + 8).div_ceil(64) * 64 + 320;
-        if linear <= PAGE {
-            linear.next_power_of_two()
-        } else {
-            wire.div_ceil(64) * 64
+        match linear_size(wire) {
+            Some(linear) => linear.next_power_of_two(),
+            None => wire.div_ceil(64) * 64,
         }
     };
     segments * one
 }
+
+/// A wire frame of `wire` bytes as a linear sk_buff: SKB_DATA_ALIGN
+/// (64-byte cache lines) of headroom + frame (with the 4-byte FCS and a
+/// VLAN tag's room), plus `skb_shared_info`, if that fits a page (mlx5
+/// builds the sk_buff around the buffer); `None`: the frame is put in
+/// page fragments with a copied head.
+fn linear_size(wire: u64) -> Option<u64> {
+    let linear = (64 + wire + 8).div_ceil(64) * 64 + 320;
+    (linear <= PAGE).then_some(linear)
+}
+
+/// Cache lines holding payload that the receive stack's core touched, per
+/// wire frame of a frame of `len` bytes made of `segments` wire frames. A
+/// linear frame: the line the TCP header ends in also holds the first
+/// payload bytes (headers end at byte 66 of the frame, 64 bytes into the
+/// buffer). A larger frame: mlx5 copies its first `MLX5E_RX_MAX_HEAD` (256)
+/// bytes into a new sk_buff head (`mlx5e_skb_from_cqe_mpwrq_nonlinear`,
+/// `mlx5e_skb_from_cqe_nonlinear`), whose payload bytes 66 to 255 fill
+/// three lines the stack's core wrote.
+pub(super) fn head_lines(len: u64, segments: u32) -> u64 {
+    let segments = u64::from(segments.max(1));
+    let per_frame = if linear_size(len.div_ceil(segments)).is_some() { 1 } else { 3 };
+    segments * per_frame
+}
+
+/// Cache lines the receive stack's core touches per wire frame besides
+/// `head_lines`: the `sk_buff` (224 bytes, 4 lines, x86-64 Linux 5.4), its
+/// `skb_shared_info` (320 bytes, 5 lines) and the completion (a 64-byte
+/// mlx5 CQE). How many frames back its private cache reaches is its size
+/// over these lines.
+pub(super) const STACK_LINES_PER_FRAME: u64 = 10;
 
 /// A receive buffer page.
 pub(super) const PAGE: u64 = 4096;
@@ -261,5 +288,16 @@ mod tests {
         assert_eq!((pages, carry), (5, 0));
         let pages: u64 = (0..4).map(|_| whole_pages(&mut carry, rx_footprint(true, 9014, 1))).sum();
         assert_eq!((pages, carry), (8, 4 * 9024 - 8 * PAGE));
+    }
+
+    #[test]
+    fn a_linear_frame_shares_one_payload_line_with_its_headers_and_a_copied_head_three() {
+        assert_eq!(head_lines(1514, 1), 1);
+        // A GRO aggregate of 20 MTU-1500 frames: one line per wire frame.
+        assert_eq!(head_lines(20 * 1514, 20), 20);
+        assert_eq!(head_lines(9014, 1), 3);
+        assert_eq!(head_lines(4 * 9014, 4), 12);
+        // The largest linear frame: 64 + 3640 + 8 = 3712 bytes, + 320 = 4032 <= 4096.
+        assert_eq!((head_lines(3640, 1), head_lines(3712, 1)), (1, 3));
     }
 }

@@ -166,7 +166,7 @@ impl Timed {
         let (frame, segments) = t.nic.rx_fifo.pop_front().expect("a frame was in DMA");
         t.nic.rx_fifo_bytes -= frame.len() as u64;
         t.nic.stats.rx_frames += 1;
-        if t.timing.memory.ddio.0 > 0 {
+        if t.timing.memory.ddio.0 > 0 || t.timing.cpu.l2_cache.0 > 0 {
             t.rx_data.0 += shape(&frame).data;
         }
         t.nic.rx_done.push_back((now, frame, segments));

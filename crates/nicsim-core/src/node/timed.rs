@@ -121,6 +121,12 @@ pub struct Timed {
     /// Received data segments (sk_buffs) and the frames (buffers) they came
     /// in, delivered to a socket and not yet freed by a read.
     pub(crate) unread: (u64, u64),
+    /// Cache lines of unread payload the receive stack's core touched
+    /// (`cost::head_lines`), and how many payload bytes back its private
+    /// cache reaches (`cpu.l2_cache`), counted only when the application
+    /// runs on another core.
+    pub(crate) unread_lines: u64,
+    pub(crate) stack_reach: u64,
     /// TCP/UDP payload bytes DMA'd into memory and read by the application
     /// so far: their difference is the reuse distance of the next byte read
     /// (DDIO, `memory.ddio`).
@@ -168,6 +174,8 @@ impl Timed {
             glued: false,
             app_blocked: false,
             unread: (0, 0),
+            unread_lines: 0,
+            stack_reach: 0,
             rx_data: (0, 0),
             rx_pages: (0, 0),
             autosize,
@@ -512,6 +520,18 @@ impl Timed {
         let comm_copy = t.call.engine_ref().copy_elsewhere();
         let zc_move =
             t.rx.engine().tx().and_then(|x| x.socket_move(&t.timing, socket_call(op), op.bytes(), hot, app_core));
+        // The lines of this read's payload the receive stack's core touched
+        // are still in its cache if the read is within the cache's reach.
+        let lines = if reads { std::mem::take(&mut t.unread_lines) } else { 0 };
+        let head = match lines {
+            0 => 0,
+            _ => {
+                let (dma, read) = t.rx_data;
+                let n = op.bytes().max(1);
+                let near = t.stack_reach.saturating_sub(dma.saturating_sub(read).saturating_sub(n)).min(n);
+                lines * xfer * near / n
+            }
+        };
         let (copy, moved) = match zc_move {
             Some(m) => {
                 pieces.extend(m.pieces);
@@ -521,11 +541,14 @@ impl Timed {
             None if reads && !hot && t.timing.memory.ddio.0 > 0 => {
                 let (dma, read) = t.rx_data;
                 let n = op.bytes();
-                t.rx_data.1 += n;
                 (t.timing.rx_copy_cycles(n, dma.saturating_sub(read)), n)
             }
             None => (t.timing.copy_cycles(op.bytes(), hot), op.bytes()),
         };
+        if reads {
+            t.rx_data.1 += op.bytes();
+        }
+        let copy = copy + head;
         if copy > 0 || !comm_copy {
             pieces.push((Layer::Copy, copy));
         }
