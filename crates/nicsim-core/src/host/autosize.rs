@@ -8,7 +8,11 @@
 //! does: it holds a flow's data segment, appends the segments that follow
 //! it in sequence, and releases whole MSS multiples once 64 KiB are
 //! gathered, when anything else must go out first, or `hold` after the
-//! first byte was held. Units: bytes, picoseconds.
+//! first byte was held. smoltcp marks a segment for TSO only when it is
+//! longer than an MSS; a shorter one that continues the held data (smoltcp
+//! sends trains of them, 323, 85, 32 bytes, at the end of bursts) joins it, as Linux
+//! keeps a sub-MSS tail in its write queue rather than send it alone.
+//! Units: bytes, picoseconds.
 //!
 //! Not modelled: the pacing-rate term of the autosize goal (Linux sizes
 //! super-segments to about 1 ms of the flow's rate, which is 64 KiB above
@@ -102,7 +106,14 @@ impl Autosize {
             out.extend(self.held.take().map(Held::frame));
         }
         for f in frames {
-            let (Some(mss), Some(seg)) = (f.tso_mss, data_segment(&f.bytes)) else {
+            let seg = data_segment(&f.bytes);
+            // A short segment smoltcp did not mark for TSO joins the held
+            // data it continues (see the module's documentation).
+            let joins =
+                |h: &Held, s: &Seg| h.flow == s.flow && h.seq + h.payload.len() == s.seq && s.len <= usize::from(h.mss);
+            let mss =
+                f.tso_mss.or_else(|| self.held.as_ref().filter(|h| seg.is_some_and(|s| joins(h, &s))).map(|h| h.mss));
+            let (Some(mss), Some(seg)) = (mss, seg) else {
                 // Anything else goes out after what was held before it.
                 out.extend(self.held.take().map(Held::frame));
                 out.push(f);
@@ -196,6 +207,26 @@ mod tests {
         assert_eq!(rest.len(), 1);
         assert_eq!(data(&rest[0]), (next, (next..seq).map(|i| i as u8).collect()));
         assert!(a.deadline().is_none());
+    }
+
+    #[test]
+    fn a_short_unmarked_segment_that_continues_the_held_data_joins_it() {
+        let mut a = Autosize::new(Dur(20 * crate::engine::time::PS_PER_US));
+        assert!(a.offer(vec![seg(0, 3 * usize::from(MSS) + 323, 1)], t(0)).is_empty());
+        // smoltcp marks only segments longer than an MSS for TSO.
+        let short = |seq: u32, len: usize| TxFrame { tso_mss: None, ..seg(seq, len, 1) };
+        let tail = 3 * u32::from(MSS) + 323;
+        assert!(a.offer(vec![short(tail, 85), short(tail + 85, 32)], t(1)).is_empty());
+        // All of it goes out as one super-segment at the first deadline.
+        let out = a.offer(Vec::new(), a.deadline().unwrap());
+        assert_eq!(out.len(), 1);
+        assert_eq!(data(&out[0]), (0, (0..tail + 117).map(|i| i as u8).collect()));
+        assert_eq!(out[0].tso_mss, Some(MSS));
+        // One that does not continue it (or with nothing held) goes out as it is.
+        assert!(a.offer(vec![seg(10_000, 2000, 1)], t(40)).is_empty());
+        let out = a.offer(vec![short(20_000, 85)], t(41));
+        assert_eq!(out.iter().map(|f| data(f).0).collect::<Vec<_>>(), vec![10_000, 20_000]);
+        assert_eq!(a.offer(vec![short(30_000, 85)], t(42)).len(), 1);
     }
 
     #[test]
