@@ -282,7 +282,20 @@ def test_a_run_key_changes_with_the_text_of_a_profile_its_hosts_name() -> None:
     assert old == run_key(timed, 1, "1.0", profile_text=lambda name: "clock = 1")
 
 
-def test_a_run_key_without_profiles_is_the_scenario_seed_and_version() -> None:
+def test_a_run_key_without_profiles_is_the_scenario_seed_version_and_build() -> None:
     ideal = {"hosts": [{"name": "a", "profile": None}]}
-    canonical = json.dumps({"scenario": ideal, "seed": 3, "version": "v"}, sort_keys=True, separators=(",", ":"))
-    assert run_key(ideal, 3, "v") == hashlib.sha256(canonical.encode()).hexdigest()
+    canonical = json.dumps(
+        {"scenario": ideal, "seed": 3, "version": "v", "build": "b"}, sort_keys=True, separators=(",", ":")
+    )
+    assert run_key(ideal, 3, "v", build="b") == hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def test_a_run_key_changes_with_the_native_build() -> None:
+    """Rebuilt code with the same nicsim version must not reuse a run."""
+    from nicsim.campaign import cache as cache_module
+
+    ideal = {"hosts": [{"name": "a", "profile": None}]}
+    assert run_key(ideal, 1, "1.0", build="x") != run_key(ideal, 1, "1.0", build="y")
+    # By default: the native module's file, the same within a process.
+    assert run_key(ideal, 1, "1.0") == run_key(ideal, 1, "1.0", build=cache_module.native_build())
+    assert len(cache_module.native_build()) == 64

@@ -21,6 +21,7 @@ reconciled with the files (:meth:`Cache.sync`) before each sweep.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -73,19 +74,35 @@ SUMMARY_FIRST = ["goodput_bps", "duration_s", "payload_bytes", "frames", "retran
 """Summary columns shown first in tables (the rest follow in report order)."""
 
 
+@functools.cache
+def native_build() -> str:
+    """SHA-256 of the native module's file: what identifies the simulator's
+    code, which changes in a rebuild while the version stays the same."""
+    from .. import _core
+
+    return hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()
+
+
 def run_key(
     resolved: Mapping[str, Any],
     seed: int,
     version: str,
     profile_text: Callable[[str], str | None] | None = None,
+    build: str | None = None,
 ) -> str:
     """The cache key of a run: SHA-256 of the canonical resolved scenario,
-    the seed, the nicsim version and the text of every built-in timing
+    the seed, the nicsim version, the native module's build (``build``,
+    default ``native_build()``) and the text of every built-in timing
     profile its hosts name (``profile_text``, default the native module's):
-    a profile changed in a rebuild with the same version must not reuse an
-    older run. A scenario that names no profile keys as before."""
+    a rebuild with the same version, of the code or of a profile, must not
+    reuse an older run."""
     names = sorted({h["profile"] for h in resolved.get("hosts", []) if isinstance(h, Mapping) and h.get("profile")})
-    payload: dict[str, Any] = {"scenario": resolved, "seed": seed, "version": version}
+    payload: dict[str, Any] = {
+        "scenario": resolved,
+        "seed": seed,
+        "version": version,
+        "build": native_build() if build is None else build,
+    }
     if names:
         if profile_text is None:
             from .. import _core
