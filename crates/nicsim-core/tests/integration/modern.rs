@@ -194,8 +194,8 @@ fn arfs_lowers_the_copys_cost_through_cache_locality() {
         assert!(split.summary.verified && arfs.summary.verified);
         let (s, a) = (per_byte(&split, 1, &["copy"]), per_byte(&arfs, 1, &["copy"]));
         assert!(a < s, "{mtu}: receive copy {a:.3} cycles/B with aRFS vs {s:.3} without");
-        // With aRFS: the LLC's copy rate (18 GB/s at 3.4 GHz, 0.189 cycles a byte).
-        assert!((a - 3.4 / 18.0).abs() < 0.005, "{mtu}: {a:.4}");
+        // With aRFS: the LLC's copy rate (15.39 GB/s at 3.4 GHz, 0.221 cycles a byte).
+        assert!((a - 3.4 / 15.39).abs() < 0.005, "{mtu}: {a:.4}");
         // Without: at least the transfers (a little of the data can also be
         // older than the DDIO share).
         let transfers = lines * 149.0 / payload;
