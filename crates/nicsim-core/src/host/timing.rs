@@ -333,9 +333,7 @@ impl Timing {
         if ddio == 0 || self.memory.cold_cache || self.memory.lines.is_some() {
             return self.copy_cycles(bytes, false);
         }
-        // The newest byte read is `distance - bytes` behind the DMA; every
-        // byte from there back to `ddio` is in the cache.
-        let hot = ddio.saturating_sub(distance.saturating_sub(bytes)).min(bytes);
+        let hot = within_reach(ddio, distance, bytes);
         let llc = self.memory.llc_copy_bandwidth.unwrap_or(self.memory.cached_copy_bandwidth);
         per_byte_cycles(hot, llc, self.cpu.clock) + self.copy_cycles(bytes - hot, false)
     }
@@ -421,6 +419,15 @@ impl Timing {
 }
 
 /// `bytes` at `bw` (bit/s) on a `clock` core, in whole cycles (rounded up).
+/// Of `bytes` received bytes read at once, the oldest of which has a reuse
+/// distance of `distance` bytes (received since it arrived, itself
+/// included), how many are within `reach` bytes of the newest received: the
+/// newest byte read is `distance - bytes` behind, and every byte from there
+/// back to `reach` is within it.
+pub fn within_reach(reach: u64, distance: u64, bytes: u64) -> u64 {
+    reach.saturating_sub(distance.saturating_sub(bytes)).min(bytes)
+}
+
 fn per_byte_cycles(bytes: u64, bw: Bandwidth, clock: Frequency) -> u64 {
     (u128::from(bytes) * 8 * u128::from(clock.0)).div_ceil(u128::from(bw.0)) as u64
 }

@@ -32,7 +32,7 @@ use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, EventKey, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
 use crate::host::driver::TxDriver;
-use crate::host::timing::Timing;
+use crate::host::timing::{within_reach, Timing};
 use crate::host::TxFrame;
 use crate::nic::device::Nic;
 use crate::nic::offload::{
@@ -523,14 +523,12 @@ impl Timed {
         // The lines of this read's payload the receive stack's core touched
         // are still in its cache if the read is within the cache's reach.
         let lines = if reads { std::mem::take(&mut t.unread_lines) } else { 0 };
-        let head = match lines {
-            0 => 0,
-            _ => {
-                let (dma, read) = t.rx_data;
-                let n = op.bytes().max(1);
-                let near = t.stack_reach.saturating_sub(dma.saturating_sub(read).saturating_sub(n)).min(n);
-                lines * xfer * near / n
-            }
+        let head = if lines == 0 {
+            0
+        } else {
+            let n = op.bytes().max(1);
+            let near = within_reach(t.stack_reach, t.rx_data.0.saturating_sub(t.rx_data.1), n);
+            lines * xfer * near / n
         };
         let (copy, moved) = match zc_move {
             Some(m) => {
