@@ -202,6 +202,15 @@ pub struct CpuConfig {
     /// of every frame's receive work in the softirq.
     #[serde(default)]
     pub socket_backlog: bool,
+    /// With `socket_backlog`: a segment queued behind another of the same
+    /// flow that it continues joins it, as Linux 5.0 and later do
+    /// (`tcp_add_backlog` → `skb_try_coalesce`): the application's core
+    /// then runs TCP input once for the joined segments, and the softirq
+    /// frees the joining sk_buff. A join stops at `MAX_SKB_FRAGS` (17) page
+    /// fragments, and never takes a GRO aggregate GRO had to chain. Without
+    /// `socket_backlog` there is no backlog and this does nothing.
+    #[serde(default)]
+    pub backlog_coalesce: bool,
 }
 
 pub(super) fn one() -> u32 {

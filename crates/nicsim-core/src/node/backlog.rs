@@ -8,14 +8,25 @@
 //! socket sees segments in the order the softirq handed them over (the
 //! softirq's own spinlock orders them in Linux). Without the backlog, TCP
 //! input is part of each frame's receive job.
+//!
+//! With `cpu.backlog_coalesce` (Linux 5.0 and later) a queued segment that
+//! continues the backlog's last one joins it (`tcp_add_backlog`): same
+//! flow, next in sequence, both ACKs, neither SYN, RST nor URG, the same
+//! ECN bits, DSCP and TCP options, and room in the sk_buff
+//! (`skb_try_coalesce`: at most `MAX_SKB_FRAGS` page fragments, no GRO
+//! chain). The joined segment is one TCP input on the application's core;
+//! the softirq frees the joining sk_buff (`kfree_skb_partial`).
 
 use super::cost::{
-    bh_lock_sock, head_lines, rx_footprint, shape, tcp_input_pieces, whole_pages, Frag, STACK_LINES_PER_FRAME,
+    bh_lock_sock, head_lines, push_nonzero, rx_footprint, shape, tcp_input_pieces, whole_pages, Frag,
+    STACK_LINES_PER_FRAME,
 };
+use super::join::Joining;
 use super::timed::{Ctx, Next, Timed, Waiting};
 use super::Env;
 use crate::engine::Time;
-use crate::host::cpu::{Class, Job, Path};
+use crate::host::cpu::{Class, Job, Layer, Path};
+use crate::nic::offload::merge::{parse_with, Kind};
 use crate::workload::Op;
 use smoltcp::wire::IpProtocol;
 
@@ -49,25 +60,72 @@ impl Timed {
             self.timed_poll(env, now, ctx, true);
             return Ok(());
         }
-        let id = t.order.0;
-        t.order.0 += 1;
         let core = t.timing.stack_core();
         if t.owned {
             // `tcp_v4_rcv` finds the socket owned: under `bh_lock_sock` it
             // queues the segment (`tcp_add_backlog`) for the owner's core.
-            t.backlog.push((id, frame, segments));
-            if let Some(lock) = bh_lock_sock(&t.timing, core) {
+            let mut pieces: Vec<_> = bh_lock_sock(&t.timing, core).into_iter().collect();
+            let data = sh.data > 0;
+            if self.add_backlog(frame, segments, env.host.dev.skips_rx_checksums()) {
+                // It joined the last one: the softirq frees its sk_buff
+                // (the head too for an ACK; a data head became a fragment).
+                let t = &*self;
+                let (c, cy) = (&t.timing.costs, |cost| t.timing.cycles_on(core, cost));
+                push_nonzero(&mut pieces, Layer::Tcp, cy(c.gro_rx));
+                push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_free));
+                let head = if data { 0 } else { cy(c.page_free) };
+                push_nonzero(&mut pieces, Layer::Mm, cy(c.skb_slab) + head);
+            }
+            if !pieces.is_empty() {
                 let msg = env.app.current_msg();
-                let job = Job::new(Class::Softirq, vec![lock], Next::Charged).for_msg(msg).on(Path::Receive);
+                let job = Job::new(Class::Softirq, pieces, Next::Charged).for_msg(msg).on(Path::Receive);
                 self.submit(env, core, now, job);
             }
             return Ok(());
         }
+        let id = t.order.0;
+        t.order.0 += 1;
         let pieces = tcp_input_pieces(&t.timing, sh, core, false);
         let msg = env.app.current_msg();
         let job = Job::new(Class::Softirq, pieces, Next::RxStack(id, frame, segments)).for_msg(msg).on(Path::Receive);
         self.submit(env, core, now, job);
         Ok(())
+    }
+
+    /// Queue `frame` (`segments` wire frames) to the socket's backlog.
+    /// Returns true when it joined the last segment there.
+    fn add_backlog(&mut self, frame: Vec<u8>, segments: u32, trusted: bool) -> bool {
+        let t = &mut *self;
+        let parsed = match t.timing.cpu.backlog_coalesce {
+            true => match parse_with(&frame, trusted) {
+                Kind::Tcp(v) => Some(v),
+                _ => None,
+            },
+            false => None,
+        };
+        if let (Some(v), Some(j)) = (&parsed, &mut t.joining) {
+            if j.join(&frame, v, segments) {
+                return true;
+            }
+        }
+        t.close_backlog_tail();
+        let id = t.order.0;
+        t.order.0 += 1;
+        match parsed {
+            Some(v) => match Joining::start(id, frame, &v, segments) {
+                Ok(j) => t.joining = Some(j),
+                Err(frame) => t.backlog.push((id, frame, segments)),
+            },
+            None => t.backlog.push((id, frame, segments)),
+        }
+        false
+    }
+
+    /// The backlog's last segment takes no more.
+    fn close_backlog_tail(&mut self) {
+        if let Some(j) = self.joining.take() {
+            self.backlog.push(j.finish());
+        }
     }
 
     /// Hand a received frame to the host's stack (taken at its next poll).
@@ -112,6 +170,7 @@ impl Timed {
         if !t.owned {
             return false;
         }
+        t.close_backlog_tail();
         if t.backlog.is_empty() {
             t.owned = false;
             return false;

@@ -247,6 +247,29 @@ pub(super) fn head_lines(len: u64, segments: u32) -> u64 {
     segments * per_frame
 }
 
+/// Page fragments of the sk_buff that holds a frame of `len` bytes made of
+/// `segments` wire frames, or `None` when GRO had to chain it (`frag_list`).
+/// A linear wire frame is all in the head; a larger one has the 256 bytes
+/// mlx5 copies into the head (`MLX5E_RX_MAX_HEAD`) and the rest in one
+/// fragment per page it spans. GRO adds each later wire frame's head as a
+/// fragment and then its pages (`skb_gro_receive`), and chains the frame
+/// that would pass `MAX_SKB_FRAGS` (17) instead.
+pub(super) fn skb_frags(len: u64, segments: u32) -> Option<u64> {
+    let n = u64::from(segments.max(1));
+    let pages = match linear_size(len.div_ceil(n)) {
+        Some(_) => 0,
+        None => len.div_ceil(n).saturating_sub(MAX_HEAD).div_ceil(PAGE),
+    };
+    let frags = pages + (n - 1) * (1 + pages);
+    (frags <= MAX_SKB_FRAGS).then_some(frags)
+}
+
+/// Linux's `MAX_SKB_FRAGS` with 4 KiB pages.
+pub(super) const MAX_SKB_FRAGS: u64 = 17;
+
+/// mlx5's `MLX5E_RX_MAX_HEAD`: bytes of a non-linear frame copied into its head.
+const MAX_HEAD: u64 = 256;
+
 /// Cache lines the receive stack's core touches per wire frame besides
 /// `head_lines`: the `sk_buff` (224 bytes, 4 lines, x86-64 Linux 5.4), its
 /// `skb_shared_info` (320 bytes, 5 lines) and the completion (a 64-byte
@@ -269,6 +292,18 @@ pub(super) fn whole_pages(carry: &mut u64, bytes: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_skb_has_a_fragment_per_page_beyond_its_head_and_gro_chains_past_seventeen() {
+        // A linear MTU 1500 frame is all head; GRO adds each later frame's head.
+        assert_eq!(skb_frags(1514, 1), Some(0));
+        assert_eq!(skb_frags(18 * 1514, 18), Some(17));
+        assert_eq!(skb_frags(19 * 1514, 19), None);
+        // A jumbo frame: 256 bytes of head, 8 758 in three pages.
+        assert_eq!(skb_frags(9014, 1), Some(3));
+        assert_eq!(skb_frags(4 * 9014, 4), Some(15));
+        assert_eq!(skb_frags(5 * 9014, 5), None);
+    }
 
     #[test]
     fn a_legacy_queue_gives_every_wire_frame_whole_pages() {

@@ -18,6 +18,7 @@
 
 mod backlog;
 pub(crate) mod cost;
+mod join;
 mod measure;
 mod nic;
 mod report;

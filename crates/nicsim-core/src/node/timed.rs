@@ -141,6 +141,8 @@ pub struct Timed {
     /// that holds the socket lock, and the segments that wait for it.
     pub(crate) owned: bool,
     pub(crate) backlog: Vec<Waiting>,
+    /// The backlog's last segment while others may join it.
+    pub(crate) joining: Option<super::join::Joining>,
     /// Socket backlog: TCP segments numbered in arrival order (next to
     /// number, next to hand to smoltcp), and those done out of turn.
     pub(crate) order: (u64, u64),
@@ -181,6 +183,7 @@ impl Timed {
             autosize,
             owned: false,
             backlog: Vec::new(),
+            joining: None,
             order: (0, 0),
             done: BTreeMap::new(),
         }

@@ -260,6 +260,27 @@ fn the_socket_backlog_moves_tcp_input_to_the_application_core_in_order() {
 }
 
 #[test]
+fn backlog_coalescing_joins_segments_and_cuts_the_readers_tcp_input() {
+    // TCP input on the reader's core, per payload byte.
+    let reader_tcp = |r: &Report| {
+        let c = &timing(r, 1).cores[1].cycles;
+        c.get("tcp").copied().unwrap_or(0) as f64 / r.summary.payload_bytes as f64
+    };
+    let apart = flow("1500B", "cpu = { backlog_coalesce = false }");
+    let joined = flow("1500B", "cpu = { backlog_coalesce = true }");
+    // Up to 18 MTU 1500 segments make one TCP input on the reader's core.
+    assert!(
+        reader_tcp(&joined) < 0.5 * reader_tcp(&apart),
+        "{:.4} vs {:.4} cycles a byte",
+        reader_tcp(&joined),
+        reader_tcp(&apart)
+    );
+    // Joined segments still make the whole stream, in order.
+    assert!(joined.summary.verified);
+    assert_eq!(joined.summary.retransmissions, 0);
+}
+
+#[test]
 fn one_flow_between_two_default_modern_hosts_fills_a_10g_link() {
     // Linux's defaults (TSO with autosizing, GRO, moderation, NAPI) are in
     // the profile: a real host pair sits at the Ethernet ceiling here.
