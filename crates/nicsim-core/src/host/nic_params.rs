@@ -134,7 +134,10 @@ pub enum GroFlush {
     #[default]
     Batch,
     /// When NAPI completes (Linux 5.4 `napi_complete_done`): a batch that
-    /// used its whole budget keeps its merged segments for the next.
+    /// used its whole budget keeps its merged segments for the next, which
+    /// follows at once; a batch short of its budget completes NAPI, so GRO
+    /// is flushed and frames that came meanwhile wait for the next
+    /// interrupt (`mlx5e_napi_poll`, `ixgbe_poll`).
     NapiComplete,
 }
 

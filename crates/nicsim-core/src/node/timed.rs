@@ -376,7 +376,16 @@ impl Timed {
                 }
                 self.nic_rx_kick(env, now);
                 let t = &mut *self;
-                if (t.timing.nic.napi || t.polled()) && (t.nic.work_pending() || t.rx.engine_ref().holds_frames()) {
+                // Linux 5.4 (`mlx5e_napi_poll`): a poll that did not use its
+                // whole budget completes NAPI, and the next interrupt waits
+                // for moderation even if frames came meanwhile.
+                let short = t.timing.nic.gro_flush == crate::host::timing::GroFlush::NapiComplete
+                    && !t.polled()
+                    && refill < t.timing.nic.napi_budget;
+                if (t.timing.nic.napi || t.polled())
+                    && !short
+                    && (t.nic.work_pending() || t.rx.engine_ref().holds_frames())
+                {
                     self.driver_batch(env, now);
                 } else {
                     // NAPI completes: DIM may pick another moderation.
