@@ -18,8 +18,10 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --search FIT.json SECONDS SEED  # random search, most rows within 10 % first
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
-The profile of 2026-11-26 came from --refine-within, then --search for
-600 s with seed 7 (2 883 sets).
+The profile of 2026-11-26 (session 13, after backlog coalescing and NAPI
+completion) came from --search runs from the session-12 set: seeds 31
+(2 400 s) and 47 (1 680 s), then seeds 53 and 59 (1 200 s each) from the
+best of those (docs/models/modern-host.md).
 """
 
 from __future__ import annotations
