@@ -96,13 +96,10 @@ impl Timed {
     /// Returns true when it joined the last segment there.
     fn add_backlog(&mut self, frame: Vec<u8>, segments: u32, trusted: bool) -> bool {
         let t = &mut *self;
-        let parsed = match t.timing.cpu.backlog_coalesce {
-            true => match parse_with(&frame, trusted) {
-                Kind::Tcp(v) => Some(v),
-                _ => None,
-            },
-            false => None,
-        };
+        let parsed = t.timing.cpu.backlog_coalesce.then(|| parse_with(&frame, trusted)).and_then(|k| match k {
+            Kind::Tcp(v) => Some(v),
+            _ => None,
+        });
         if let (Some(v), Some(j)) = (&parsed, &mut t.joining) {
             if j.join(&frame, v, segments) {
                 return true;

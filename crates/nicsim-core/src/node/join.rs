@@ -27,10 +27,10 @@ impl Joining {
     /// could take others: an in-order data or ACK segment, checked, unchained.
     pub(super) fn start(id: u64, frame: Vec<u8>, v: &TcpView, segments: u32) -> Result<Joining, Vec<u8>> {
         let frags = skb_frags(frame.len() as u64, segments);
-        let Some(frags) = frags.filter(|_| v.ack_flag && !(v.syn || v.rst || v.urg) && v.checksums_ok) else {
+        let Some(frags) = frags.filter(|_| may_join(v)) else {
             return Err(frame);
         };
-        let options = frame[v.payload_at - (v.tcp_hlen - 20)..v.payload_at].to_vec();
+        let options = v.options(&frame).to_vec();
         let mut agg = Aggregate::start(frame, v, 0, 0, 0);
         agg.segments = segments.max(1);
         Ok(Joining { id, agg, key: v.key, tos: v.tos, ecn: (v.ece, v.cwr), options, frags })
@@ -38,14 +38,12 @@ impl Joining {
 
     /// Take `frame` (`segments` wire frames) if `tcp_add_backlog` would.
     pub(super) fn join(&mut self, frame: &[u8], v: &TcpView, segments: u32) -> bool {
-        let same = v.key == self.key
+        let same = may_join(v)
+            && v.key == self.key
             && v.seq == self.agg.end_seq()
             && v.tos == self.tos
-            && v.ack_flag
-            && !(v.syn || v.rst || v.urg)
             && (v.ece, v.cwr) == self.ecn
-            && v.checksums_ok
-            && frame[v.payload_at - (v.tcp_hlen - 20)..v.payload_at] == self.options[..];
+            && v.options(frame) == self.options.as_slice();
         // A segment without payload fits the tail room; one with payload
         // brings its head as a fragment, and its own fragments.
         let frags = match (v.len(), skb_frags(frame.len() as u64, segments)) {
@@ -68,6 +66,12 @@ impl Joining {
         let (c, _) = self.agg.finish();
         (self.id, c.frame, c.segments)
     }
+}
+
+/// A segment `tcp_add_backlog` may coalesce at all: an ACK without SYN,
+/// RST or URG whose checksum held.
+fn may_join(v: &TcpView) -> bool {
+    v.ack_flag && !(v.syn || v.rst || v.urg) && v.checksums_ok
 }
 
 #[cfg(test)]

@@ -207,10 +207,6 @@ fn tcp_word(frame: &[u8], v: &TcpView) -> u32 {
     w & !FLAGS_MAY_DIFFER
 }
 
-fn options<'a>(frame: &'a [u8], v: &TcpView) -> &'a [u8] {
-    &frame[ETH + v.ip_hlen + 20..v.payload_at]
-}
-
 fn macs(frame: &[u8]) -> [u8; 12] {
     frame[..12].try_into().expect("an Ethernet header")
 }
@@ -328,7 +324,7 @@ impl Gro {
             last_id: v.ident,
             word: tcp_word(&frame, &v),
             ack: v.ack,
-            options: options(&frame, &v).to_vec(),
+            options: v.options(&frame).to_vec(),
             agg: Aggregate::start(frame, &v, 0, tag, order),
         });
         self.stats.max_flows_held = self.stats.max_flows_held.max(self.flows.len());
@@ -347,7 +343,7 @@ impl Gro {
             Some(Mismatch::Ack)
         } else if tcp_word(frame, v) != f.word {
             Some(Mismatch::FlagsWindow)
-        } else if options(frame, v) != f.options.as_slice() {
+        } else if v.options(frame) != f.options.as_slice() {
             Some(Mismatch::Options)
         } else if !(v.ttl == f.ttl && v.tos == f.tos && v.df == f.df && id_ok) {
             Some(Mismatch::IpHeader)

@@ -286,6 +286,11 @@ impl TcpView {
     pub fn len(&self) -> usize {
         self.end - self.payload_at
     }
+
+    /// The TCP options of `frame`, the frame this view was parsed from.
+    pub fn options<'a>(&self, frame: &'a [u8]) -> &'a [u8] {
+        &frame[ETH + self.ip_hlen + 20..self.payload_at]
+    }
 }
 
 /// What an Ethernet frame is, for a coalescing engine.
