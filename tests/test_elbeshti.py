@@ -401,8 +401,13 @@ def test_the_nic_engine_in_a_whole_host_cuts_the_receivers_cycles_per_byte(repor
             assert int(by[mode]["frames_up_the_stack"]) < int(by[mode]["data_segments"])
         assert float(by["nic"]["receiver_cycles_per_byte"]) < off / 3
         # The 1 GHz engine keeps up with full frames at every rate (56 ns a
-        # frame against 123 ns between MTU-1500 frames at 100 Gb/s); only
-        # short segments right behind full ones can overflow its two
-        # buffers, which is rare.
+        # frame against 123 ns between MTU-1500 frames at 100 Gb/s). At
+        # 10 Gb/s even the shortest frame takes longer on the wire (84 bytes
+        # with preamble and gap: 67 ns) than the engine takes for a full one,
+        # so nothing overflows its two buffers; at 40 and 100 Gb/s a train of
+        # short segments right behind full ones can, which is rare.
         overruns = int(by["nic"]["rbi_overruns"])
-        assert overruns == 0 if gbps != "100" else overruns * 1000 < int(by["nic"]["data_segments"]), (gbps, overruns)
+        if gbps == "10":
+            assert overruns == 0, (gbps, overruns)
+        else:
+            assert overruns * 1000 < int(by["nic"]["data_segments"]), (gbps, overruns)

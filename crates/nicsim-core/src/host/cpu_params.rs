@@ -211,6 +211,14 @@ pub struct CpuConfig {
     /// `socket_backlog` there is no backlog and this does nothing.
     #[serde(default)]
     pub backlog_coalesce: bool,
+    /// A data segment TCP queues in order behind unread data joins the
+    /// receive queue's last sk_buff when it has room (Linux 3.5 and later:
+    /// `tcp_queue_rcv` → `tcp_try_coalesce` → `skb_try_coalesce`, at most
+    /// `MAX_SKB_FRAGS` page fragments, never a chained GRO aggregate). The
+    /// core that ran its TCP input frees the joining sk_buff at once; the
+    /// read frees one sk_buff for the joined segments.
+    #[serde(default)]
+    pub receive_queue_coalesce: bool,
 }
 
 pub(super) fn one() -> u32 {
@@ -392,7 +400,8 @@ pub struct StackCosts {
     /// Driver reclaiming a sent packet's descriptor, per packet.
     #[serde(default)]
     pub driver_tx_clean: Cost,
-    /// Driver posting a fresh receive buffer, per buffer.
+    /// Driver posting a fresh receive buffer, per buffer: per frame taken,
+    /// or per page with `nic.striding_rq` (a multi-packet WQE's pages).
     #[serde(default)]
     pub driver_refill: Cost,
     /// Interrupt handler body (entry and exit are in `cpu`), per interrupt.
@@ -460,10 +469,17 @@ pub struct StackCosts {
     #[serde(default)]
     pub skb_slab: Cost,
     /// Packet memory allocated: per 4 KiB receive buffer page the driver
-    /// posts (a jumbo frame fills several), per 32 KiB page fragment a send
-    /// call fills (`sk_page_frag_refill`) (layer `mm`).
+    /// posts (a jumbo frame fills several) (layer `mm`).
     #[serde(default)]
     pub page_alloc: Cost,
+    /// Send buffer memory: per 32 KiB page fragment a send call fills
+    /// (`sk_page_frag_refill`), its allocation and its later free (layer
+    /// `mm`). Linux 5.4 serves only order-0 pages from the per-CPU lists;
+    /// this order-3 compound page comes from the buddy allocator under the
+    /// zone lock (mm/page_alloc.c `rmqueue`), so it is priced apart from
+    /// the receive ring's order-0 pages.
+    #[serde(default)]
+    pub page_frag: Cost,
     /// Packet memory freed: per 4 KiB page of a received frame, with its
     /// segment; per sent frame reclaimed (layer `mm`).
     #[serde(default)]

@@ -416,6 +416,12 @@ impl Host {
         self.dev.mtu - crate::link::ETH_HEADER as usize
     }
 
+    /// The largest Ethernet frame the host sends or takes (IP MTU plus the
+    /// 14-byte header), in bytes.
+    pub fn max_frame(&self) -> u64 {
+        self.dev.mtu as u64
+    }
+
     /// Whether smoltcp still holds fragments of an IP datagram to send (it
     /// then asks to be polled at once, time zero).
     pub fn fragmenting(&mut self, now: Time) -> bool {

@@ -92,7 +92,8 @@ pub struct NicConfig {
     /// link since Linux 4.x): received frames are packed into the strides of
     /// large multi-page buffers instead of each taking whole 4 KiB pages, so
     /// the driver allocates (and the reader frees) only the pages the frames
-    /// fill. A frame that fits one page with its headroom (64 B) and
+    /// fill, and posts them to the ring (`costs.driver_refill` per page, not
+    /// per frame). A frame that fits one page with its headroom (64 B) and
     /// `skb_shared_info` (320 B) takes that size rounded up to a power of two
     /// (2 KiB at MTU 1500); a larger one takes its length in 64-byte strides.
     #[serde(default)]

@@ -18,8 +18,8 @@
 //! the softirq frees the joining sk_buff (`kfree_skb_partial`).
 
 use super::cost::{
-    bh_lock_sock, head_lines, push_nonzero, rx_footprint, shape, tcp_input_pieces, whole_pages, Frag,
-    STACK_LINES_PER_FRAME,
+    bh_lock_sock, head_lines, push_nonzero, rx_footprint, shape, skb_frags, tcp_input_pieces, whole_pages, Frag,
+    MAX_SKB_FRAGS, STACK_LINES_PER_FRAME,
 };
 use super::join::Joining;
 use super::timed::{Ctx, Next, Timed, Waiting};
@@ -33,14 +33,21 @@ use smoltcp::wire::IpProtocol;
 impl Timed {
     /// TCP input of segment `w` is done: hand it, and whatever waited
     /// behind it, to smoltcp in arrival order.
-    pub(super) fn tcp_input_done(&mut self, env: &mut Env, w: Waiting, now: Time) -> Result<(), crate::Error> {
+    /// `ctx` ran the TCP input.
+    pub(super) fn tcp_input_done(
+        &mut self,
+        env: &mut Env,
+        w: Waiting,
+        ctx: Ctx,
+        now: Time,
+    ) -> Result<(), crate::Error> {
         let t = &mut *self;
         t.done.insert(w.0, (w.1, w.2));
         loop {
             let t = &mut *self;
             let Some((frame, segments)) = t.done.remove(&t.order.1) else { return Ok(()) };
             t.order.1 += 1;
-            self.rx_to_stack(env, frame, segments, now)?;
+            self.rx_to_stack(env, frame, segments, ctx, now)?;
         }
     }
 
@@ -55,8 +62,8 @@ impl Timed {
         let t = &mut *self;
         let sh = shape(&frame);
         if !t.timing.cpu.socket_backlog || sh.proto != Some(IpProtocol::Tcp) || sh.frag != Frag::Whole {
-            self.rx_to_stack(env, frame, segments, now)?;
             let ctx = self.irq_ctx();
+            self.rx_to_stack(env, frame, segments, ctx, now)?;
             self.timed_poll(env, now, ctx, true);
             return Ok(());
         }
@@ -67,14 +74,8 @@ impl Timed {
             let mut pieces: Vec<_> = bh_lock_sock(&t.timing, core).into_iter().collect();
             let data = sh.data > 0;
             if self.add_backlog(frame, segments, env.host.dev.skips_rx_checksums()) {
-                // It joined the last one: the softirq frees its sk_buff
-                // (the head too for an ACK; a data head became a fragment).
-                let t = &*self;
-                let (c, cy) = (&t.timing.costs, |cost| t.timing.cycles_on(core, cost));
-                push_nonzero(&mut pieces, Layer::Tcp, cy(c.gro_rx));
-                push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_free));
-                let head = if data { 0 } else { cy(c.page_free) };
-                push_nonzero(&mut pieces, Layer::Mm, cy(c.skb_slab) + head);
+                // It joined the last one: the softirq frees its sk_buff.
+                pieces.extend(join_pieces(&self.timing, core, data));
             }
             if !pieces.is_empty() {
                 let msg = env.app.current_msg();
@@ -125,23 +126,34 @@ impl Timed {
         }
     }
 
-    /// Hand a received frame to the host's stack (taken at its next poll).
+    /// Hand a received frame to the host's stack (taken at its next poll);
+    /// `ctx` ran its TCP input.
     pub(super) fn rx_to_stack(
         &mut self,
         env: &mut Env,
         frame: Vec<u8>,
         segments: u32,
+        ctx: Ctx,
         now: Time,
     ) -> Result<(), crate::Error> {
         env.note_deliver(frame.len(), now);
-        let t = &mut *self;
-        let c = &t.timing.costs;
+        let c = &self.timing.costs;
         if (c.skb_free.total(1) > 0 || c.page_free.total(1) > 0 || c.skb_slab.total(1) > 0) && shape(&frame).data > 0 {
-            // The read that consumes it frees its sk_buff and buffers.
-            t.unread.0 += 1;
-            let bytes = rx_footprint(t.timing.nic.striding_rq, frame.len() as u64, segments);
+            // The read that consumes it frees its sk_buff and buffers,
+            // unless it joined the receive queue's last one.
+            if self.rcvq_join(&frame, segments, env.host.dev.skips_rx_checksums()) {
+                let pieces = join_pieces(&self.timing, ctx.core, true);
+                let msg = env.app.current_msg();
+                let job = Job::new(ctx.class, pieces, Next::Charged).for_msg(msg).on(Path::Receive);
+                self.submit(env, ctx.core, now, job);
+            } else {
+                self.unread.0 += 1;
+            }
+            let t = &mut *self;
+            let bytes = rx_footprint(t.timing.nic.striding_rq, env.host.max_frame(), frame.len() as u64, segments);
             t.unread.1 += whole_pages(&mut t.rx_pages.1, bytes);
         }
+        let t = &mut *self;
         let l2 = t.timing.cpu.l2_cache.0;
         let data = shape(&frame).data;
         if l2 > 0 && data > 0 && t.timing.line_transfer() > 0 {
@@ -157,6 +169,32 @@ impl Timed {
             env.host.receive(frame, segments);
         }
         Ok(())
+    }
+
+    /// `cpu.receive_queue_coalesce`: does data segment `frame` (`segments`
+    /// wire frames) join the receive queue's last unread sk_buff
+    /// (`tcp_try_coalesce`)? It must continue it, and the sk_buff must have
+    /// room for its head and fragments. Either way it becomes the tail.
+    fn rcvq_join(&mut self, frame: &[u8], segments: u32, trusted: bool) -> bool {
+        if !self.timing.cpu.receive_queue_coalesce {
+            return false;
+        }
+        let Kind::Tcp(v) = parse_with(frame, trusted) else {
+            self.rcvq_tail = None;
+            return false;
+        };
+        let end = v.seq.wrapping_add(v.len() as u32);
+        let frags = skb_frags(frame.len() as u64, segments);
+        let joined = match (self.rcvq_tail, frags) {
+            (Some((seq, tail)), Some(f)) if seq == v.seq && tail + f < MAX_SKB_FRAGS => Some(tail + f + 1),
+            _ => None,
+        };
+        self.rcvq_tail = match (joined, frags) {
+            (Some(n), _) => Some((end, n)),
+            (None, Some(f)) => Some((end, f)),
+            (None, None) => None,
+        };
+        joined.is_some()
     }
 
     /// The application's call `op` is over: release the socket. Returns
@@ -192,7 +230,7 @@ impl Timed {
     ) -> Result<(), crate::Error> {
         let core = self.timing.cpu.app_core as usize;
         for w in frames {
-            self.tcp_input_done(env, w, now)?;
+            self.tcp_input_done(env, w, Ctx::task(core), now)?;
             // TCP input answers each segment as it goes (an ACK every
             // second segment), here on the application's core.
             self.timed_poll(env, now, Ctx::task(core), false);
@@ -204,4 +242,18 @@ impl Timed {
         self.after_call(env, op, now);
         Ok(())
     }
+}
+
+/// A segment joining another's sk_buff (`skb_try_coalesce`) on `core`: the
+/// fragment append (`gro_rx`, in the TCP layer that calls it) and the free
+/// of the joining sk_buff (`kfree_skb_partial`): its slab object, and the
+/// head too for a segment without data (a data head became a fragment).
+fn join_pieces(timing: &crate::host::timing::Timing, core: usize, data: bool) -> Vec<(Layer, u64)> {
+    let (c, cy) = (&timing.costs, |cost| timing.cycles_on(core, cost));
+    let mut pieces = Vec::with_capacity(3);
+    push_nonzero(&mut pieces, Layer::Tcp, cy(c.gro_rx));
+    push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_free));
+    let head = if data { 0 } else { cy(c.page_free) };
+    push_nonzero(&mut pieces, Layer::Mm, cy(c.skb_slab) + head);
+    pieces
 }

@@ -205,17 +205,19 @@ fn via_rx_pieces(timing: &Timing, v: via::FrameInfo, core: usize) -> Vec<(Layer,
 /// frames took. Without a striding receive queue each wire frame takes whole
 /// 4 KiB pages (mlx5's legacy queue splits a jumbo frame into page-sized
 /// fragments; a 1500-byte frame fits in one). With one (`nic.striding_rq`,
-/// mlx5 `mlx5e_mpwqe_get_log_stride_size` in Linux 5.4): a wire frame that
-/// fits a page with headroom and `skb_shared_info` takes that size rounded
-/// up to a power of two (a linear SKB's stride), a larger one its length
-/// rounded up to 64-byte strides (`MLX5_MPWRQ_DEF_LOG_STRIDE_SZ` 6).
-pub(super) fn rx_footprint(striding: bool, len: u64, segments: u32) -> u64 {
+/// mlx5 `mlx5e_mpwqe_get_log_stride_size` in Linux 5.4) the queue's stride
+/// follows its largest frame (`max_frame`, the MTU's): if that fits a page
+/// with headroom and `skb_shared_info`, the stride is that size rounded up
+/// to a power of two (a linear SKB's stride) and every wire frame, an ACK
+/// too, takes one whole stride; otherwise a frame takes its length rounded
+/// up to 64-byte strides (`MLX5_MPWRQ_DEF_LOG_STRIDE_SZ` 6).
+pub(super) fn rx_footprint(striding: bool, max_frame: u64, len: u64, segments: u32) -> u64 {
     let segments = u64::from(segments.max(1));
     let wire = len.div_ceil(segments);
     let one = if !striding {
         wire.div_ceil(PAGE) * PAGE
     } else {
-        match linear_size(wire) {
+        match linear_size(max_frame) {
             Some(linear) => linear.next_power_of_two(),
             None => wire.div_ceil(64) * 64,
         }
@@ -307,21 +309,25 @@ mod tests {
 
     #[test]
     fn a_legacy_queue_gives_every_wire_frame_whole_pages() {
-        assert_eq!(rx_footprint(false, 1514, 1), PAGE);
-        assert_eq!(rx_footprint(false, 9014, 1), 3 * PAGE);
+        assert_eq!(rx_footprint(false, 1514, 1514, 1), PAGE);
+        assert_eq!(rx_footprint(false, 9014, 9014, 1), 3 * PAGE);
         // A GRO aggregate of three 1514-byte wire frames.
-        assert_eq!(rx_footprint(false, 3 * 1514, 3), 3 * PAGE);
+        assert_eq!(rx_footprint(false, 1514, 3 * 1514, 3), 3 * PAGE);
     }
 
     #[test]
     fn a_striding_queue_packs_two_mtu_1500_frames_a_page_and_jumbo_frames_in_64_byte_strides() {
         // 64 + 1514 + 8 -> 1600 aligned, + 320 = 1920 -> a 2 KiB stride.
-        assert_eq!(rx_footprint(true, 1514, 1), 2048);
-        assert_eq!(rx_footprint(true, 9014, 1), 9024);
+        assert_eq!(rx_footprint(true, 1514, 1514, 1), 2048);
+        assert_eq!(rx_footprint(true, 9014, 9014, 1), 9024);
+        // The stride is the queue's: an ACK takes a whole 2 KiB stride at
+        // MTU 1500, and two 64-byte strides at MTU 9000.
+        assert_eq!(rx_footprint(true, 1514, 66, 1), 2048);
+        assert_eq!(rx_footprint(true, 9014, 66, 1), 128);
         let mut carry = 0;
-        let pages: u64 = (0..10).map(|_| whole_pages(&mut carry, rx_footprint(true, 1514, 1))).sum();
+        let pages: u64 = (0..10).map(|_| whole_pages(&mut carry, rx_footprint(true, 1514, 1514, 1))).sum();
         assert_eq!((pages, carry), (5, 0));
-        let pages: u64 = (0..4).map(|_| whole_pages(&mut carry, rx_footprint(true, 9014, 1))).sum();
+        let pages: u64 = (0..4).map(|_| whole_pages(&mut carry, rx_footprint(true, 9014, 9014, 1))).sum();
         assert_eq!((pages, carry), (8, 4 * 9024 - 8 * PAGE));
     }
 

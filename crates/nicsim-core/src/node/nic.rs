@@ -285,7 +285,8 @@ impl Timed {
             dim.received(frames.len() as u64, frames.iter().map(|(_, f, _)| f.len() as u64).sum());
         }
         let striding = t.timing.nic.striding_rq;
-        let bytes: u64 = frames.iter().map(|(_, f, _)| rx_footprint(striding, f.len() as u64, 1)).sum();
+        let max_frame = env.host.max_frame();
+        let bytes: u64 = frames.iter().map(|(_, f, _)| rx_footprint(striding, max_frame, f.len() as u64, 1)).sum();
         let pages = whole_pages(&mut t.rx_pages.0, bytes);
         let cleaned = std::mem::take(&mut t.nic.tx_done);
         t.nic.tx_done_since = None;
@@ -334,7 +335,12 @@ impl Timed {
             let job = Job::new(Class::Softirq, pieces, Next::TxCleaned(cleaned));
             jobs.push(job.for_msg(msg).on(Path::Send));
         }
-        let refill = t.timing.cycles_on(core, t.timing.costs.driver_refill) * take as u64;
+        // A ring of one buffer per frame posts a buffer per frame taken; a
+        // striding ring (mlx5's multi-packet WQEs) allocates, maps and posts
+        // pages, as many as the frames filled (Linux 5.4 en_rx.c
+        // mlx5e_alloc_rx_mpwqe loops over the WQE's pages).
+        let buffers = if t.timing.nic.striding_rq { pages } else { take as u64 };
+        let refill = t.timing.cycles_on(core, t.timing.costs.driver_refill) * buffers;
         leftover.push((Layer::Driver, refill));
         // Fresh buffers are newly allocated pages, as many as the frames
         // taken filled; each frame taken got an sk_buff head built around

@@ -143,6 +143,10 @@ pub struct Timed {
     pub(crate) backlog: Vec<Waiting>,
     /// The backlog's last segment while others may join it.
     pub(crate) joining: Option<super::join::Joining>,
+    /// The receive queue's last unread sk_buff while others may join it
+    /// (`cpu.receive_queue_coalesce`): the sequence number after it and its
+    /// page fragments.
+    pub(crate) rcvq_tail: Option<(u32, u64)>,
     /// Socket backlog: TCP segments numbered in arrival order (next to
     /// number, next to hand to smoltcp), and those done out of turn.
     pub(crate) order: (u64, u64),
@@ -184,6 +188,7 @@ impl Timed {
             owned: false,
             backlog: Vec::new(),
             joining: None,
+            rcvq_tail: None,
             order: (0, 0),
             done: BTreeMap::new(),
         }
@@ -236,8 +241,8 @@ impl Timed {
 /// Where a CPU job runs.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ctx {
-    core: usize,
-    class: Class,
+    pub(super) core: usize,
+    pub(super) class: Class,
 }
 
 impl Ctx {
@@ -308,8 +313,8 @@ impl Timed {
             }
             Next::Backlog(frames, op) => self.on_backlog_done(env, frames, op, now)?,
             Next::RxStack(id, frame, segments) => {
-                self.tcp_input_done(env, (id, frame, segments), now)?;
                 let ctx = self.irq_ctx();
+                self.tcp_input_done(env, (id, frame, segments), ctx, now)?;
                 self.timed_poll(env, now, ctx, true);
             }
             Next::CommCopy(op, cycles) => {
@@ -521,13 +526,14 @@ impl Timed {
             // The read frees the sk_buffs it emptied and their buffers,
             // which the receive stack's core touched last.
             let (skbs, frames) = std::mem::take(&mut t.unread);
+            t.rcvq_tail = None;
             let (skb, page) = (t.timing.cycles(c.skb_free), t.timing.cycles(c.page_free));
             push_nonzero(&mut pieces, Layer::Skb, skbs * (skb + if skb > 0 { xfer } else { 0 }));
             let slab = t.timing.cycles(c.skb_slab);
             push_nonzero(&mut pieces, Layer::Mm, frames * (page + if page > 0 { xfer } else { 0 }) + skbs * slab);
         } else if matches!(op, Op::Write { .. }) {
             // `sk_page_frag_refill`: the data goes into 32 KiB page fragments.
-            push_nonzero(&mut pieces, Layer::Mm, op.bytes().div_ceil(32 * 1024) * t.timing.cycles(c.page_alloc));
+            push_nonzero(&mut pieces, Layer::Mm, op.bytes().div_ceil(32 * 1024) * t.timing.cycles(c.page_frag));
         }
         let comm_copy = t.call.engine_ref().copy_elsewhere();
         let zc_move =
