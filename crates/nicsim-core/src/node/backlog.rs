@@ -16,12 +16,18 @@
 //! (`skb_try_coalesce`: at most `MAX_SKB_FRAGS` page fragments, no GRO
 //! chain). The joined segment is one TCP input on the application's core;
 //! the softirq frees the joining sk_buff (`kfree_skb_partial`).
+//!
+//! With `cpu.receive_queue_coalesce` (Linux 3.5 and later) a data segment
+//! TCP queues in order behind unread data joins the receive queue's last
+//! sk_buff the same way (`tcp_queue_rcv` → `tcp_try_coalesce`): the core
+//! that ran its TCP input frees the joining sk_buff, and the read frees one
+//! sk_buff for the joined segments.
 
 use super::cost::{
     bh_lock_sock, head_lines, push_nonzero, rx_footprint, shape, skb_frags, tcp_input_pieces, whole_pages, Frag,
-    MAX_SKB_FRAGS, STACK_LINES_PER_FRAME,
+    STACK_LINES_PER_FRAME,
 };
-use super::join::Joining;
+use super::join::{joined_frags, Joining};
 use super::timed::{Ctx, Next, Timed, Waiting};
 use super::Env;
 use crate::engine::Time;
@@ -186,7 +192,7 @@ impl Timed {
         let end = v.seq.wrapping_add(v.len() as u32);
         let frags = skb_frags(frame.len() as u64, segments);
         let joined = match (self.rcvq_tail, frags) {
-            (Some((seq, tail)), Some(f)) if seq == v.seq && tail + f < MAX_SKB_FRAGS => Some(tail + f + 1),
+            (Some((seq, tail)), Some(f)) if seq == v.seq => joined_frags(tail, f),
             _ => None,
         };
         self.rcvq_tail = match (joined, frags) {

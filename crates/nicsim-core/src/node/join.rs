@@ -48,7 +48,7 @@ impl Joining {
         // brings its head as a fragment, and its own fragments.
         let frags = match (v.len(), skb_frags(frame.len() as u64, segments)) {
             (0, _) => Some(self.frags),
-            (_, Some(f)) if self.frags + f < MAX_SKB_FRAGS => Some(self.frags + f + 1),
+            (_, Some(f)) => joined_frags(self.frags, f),
             _ => None,
         };
         // nicsim's frames are IP datagrams: no more than 64 KiB.
@@ -66,6 +66,13 @@ impl Joining {
         let (c, _) = self.agg.finish();
         (self.id, c.frame, c.segments)
     }
+}
+
+/// Page fragments of an sk_buff of `to` fragments after a segment with
+/// payload and `from` fragments joins it (`skb_try_coalesce`: the joining
+/// head becomes one more fragment), or `None` past `MAX_SKB_FRAGS`.
+pub(super) fn joined_frags(to: u64, from: u64) -> Option<u64> {
+    (to + from < MAX_SKB_FRAGS).then_some(to + from + 1)
 }
 
 /// A segment `tcp_add_backlog` may coalesce at all: an ACK without SYN,
