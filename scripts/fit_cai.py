@@ -20,11 +20,10 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --search FIT.json SECONDS SEED  # random search, most rows within 10 % first
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
-The profile of 2026-11-26 (session 14, after the per-page refill, the
-queue's stride, receive-queue coalescing and the send fragment's own cost)
-came from --search runs from the session-13 set: seeds 89 and 97 (1 800 s
-each), then 101 (1 800 s) from the best of those, then 107 (1 200 s) from
-that (docs/models/modern-host.md). A search writes its best set so far to
+The profile of 2026-11-26 (session 15, after the reader's cross-core walk
+of its receive queue) came from --search runs from the session-14 set:
+seed 137 (1 500 s) found the best; seeds 131, 139, 149 and 151 found
+nothing better by the criterion (docs/models/modern-host.md). A search writes its best set so far to
 fit_cai.json whenever it improves.
 """
 

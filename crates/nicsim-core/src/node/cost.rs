@@ -279,6 +279,16 @@ const MAX_HEAD: u64 = 256;
 /// over these lines.
 pub(super) const STACK_LINES_PER_FRAME: u64 = 10;
 
+/// Cache lines of each sk_buff a read consumes that `tcp_recvmsg` touches
+/// while the receive stack's core wrote them last (x86-64 Linux 5.4): the
+/// sk_buff's list links and TCP control block (`next`, `prev`, `cb`: its
+/// first line), its length fields (`len`, `data_len`: the second line), and
+/// the socket's receive-queue head, which each enqueue writes
+/// (`__skb_queue_tail`) and each dequeue writes back (`__skb_unlink`).
+/// The free of the sk_buff (its reference count and shared info) is priced
+/// apart (`skb_free`, one line more).
+pub(super) const READ_WALK_LINES: u64 = 3;
+
 /// A receive buffer page.
 pub(super) const PAGE: u64 = 4096;
 

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-use super::cost::{push_nonzero, shape, tx_pieces};
+use super::cost::{push_nonzero, shape, tx_pieces, READ_WALK_LINES};
 use super::{Env, HostEvent};
 use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, EventKey, Priority, Time};
@@ -531,6 +531,8 @@ impl Timed {
             push_nonzero(&mut pieces, Layer::Skb, skbs * (skb + if skb > 0 { xfer } else { 0 }));
             let slab = t.timing.cycles(c.skb_slab);
             push_nonzero(&mut pieces, Layer::Mm, frames * (page + if page > 0 { xfer } else { 0 }) + skbs * slab);
+            // Its walk of the receive queue reads lines the stack's core wrote.
+            push_nonzero(&mut pieces, Layer::Tcp, skbs * READ_WALK_LINES * xfer);
         } else if matches!(op, Op::Write { .. }) {
             // `sk_page_frag_refill`: the data goes into 32 KiB page fragments.
             push_nonzero(&mut pieces, Layer::Mm, op.bytes().div_ceil(32 * 1024) * t.timing.cycles(c.page_frag));

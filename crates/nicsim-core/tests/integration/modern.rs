@@ -233,7 +233,7 @@ fn arfs_lowers_the_copys_cost_through_cache_locality() {
     // moments ago: from the LLC (DDIO) on either core. Without aRFS the
     // lines of each frame that the softirq's core touched (1 at MTU 1500,
     // where the headers end; 3 at MTU 9000, the payload in the 256-byte head
-    // the driver copied) come from that core's cache: 357 cycles each
+    // the driver copied) come from that core's cache: 400 cycles each
     // (cpu.line_transfer).
     for (mtu, payload, lines) in [("1500B", 1448.0, 1.0), ("9000B", 8948.0, 3.0)] {
         let split = flow_at("10Gbps", mtu, "nic = { tso = true, lro = \"gro\" }");
@@ -241,11 +241,11 @@ fn arfs_lowers_the_copys_cost_through_cache_locality() {
         assert!(split.summary.verified && arfs.summary.verified);
         let (s, a) = (per_byte(&split, 1, &["copy"]), per_byte(&arfs, 1, &["copy"]));
         assert!(a < s, "{mtu}: receive copy {a:.3} cycles/B with aRFS vs {s:.3} without");
-        // With aRFS: the LLC's copy rate (26.737 GB/s at 3.4 GHz, 0.127 cycles a byte).
-        assert!((a - 3.4 / 26.737).abs() < 0.005, "{mtu}: {a:.4}");
+        // With aRFS: the LLC's copy rate (22.459 GB/s at 3.4 GHz, 0.151 cycles a byte).
+        assert!((a - 3.4 / 22.459).abs() < 0.005, "{mtu}: {a:.4}");
         // Without: at least the transfers (a little of the data can also be
         // older than the DDIO share).
-        let transfers = lines * 357.0 / payload;
+        let transfers = lines * 400.0 / payload;
         assert!(s - a > 0.9 * transfers && s - a < 1.3 * transfers, "{mtu}: {s:.3} - {a:.3} against {transfers:.3}");
     }
 }
@@ -292,8 +292,9 @@ fn gro_kept_across_full_napi_polls_merges_larger_segments() {
 #[test]
 fn the_socket_backlog_moves_tcp_input_to_the_application_core_in_order() {
     let tcp_on_app_core = |r: &Report| timing(r, 1).cores[1].cycles.get("tcp").copied().unwrap_or(0);
-    let off = flow("1500B", "cpu = { socket_backlog = false }");
-    let on = flow("1500B", "cpu = { socket_backlog = true }");
+    // No line transfers: the reader's walk of its receive queue (layer tcp) is not TCP input.
+    let off = flow("1500B", "cpu = { socket_backlog = false, line_transfer = 0 }");
+    let on = flow("1500B", "cpu = { socket_backlog = true, line_transfer = 0 }");
     // Segments that came while the reader held the socket get their TCP
     // input on the reader's core when it lets go.
     assert!(tcp_on_app_core(&on) > 2 * tcp_on_app_core(&off), "{} vs {}", tcp_on_app_core(&on), tcp_on_app_core(&off));
@@ -351,10 +352,41 @@ fn receive_queue_coalescing_moves_sk_buff_frees_from_the_reader_to_tcp_input() {
     let (reader_joined, all_joined) = frees(true);
     // A read frees one sk_buff for up to 18 MTU 1500 segments that joined
     // in the receive queue; the joining ones are freed by the core that ran
-    // their TCP input (here mostly the softirq's).
-    assert!(reader_joined < 0.5 * reader_apart, "reader frees {reader_joined:.3e} vs {reader_apart:.3e} a byte");
+    // their TCP input (the softirq's, or the reader's for its backlog). How
+    // many join depends on how much the reader leaves unread when the next
+    // segment comes (about a third fewer reader frees with this profile).
+    assert!(reader_joined < 0.75 * reader_apart, "reader frees {reader_joined:.3e} vs {reader_apart:.3e} a byte");
     // Every sk_buff is still freed once.
     assert!((all_joined / all_apart - 1.0).abs() < 0.1, "{all_joined:.3e} vs {all_apart:.3e} frees a byte in all");
+}
+
+#[test]
+fn a_reader_on_another_core_pays_three_line_transfers_a_sk_buff_to_walk_the_receive_queue() {
+    // TCP input runs in the softirq (no socket backlog) and costs nothing,
+    // as do sending ACKs and coalescing: the reader's `tcp` cycles are its
+    // walk of the receive queue. A freed sk_buff costs 1000 cycles plus one
+    // line transfer, so `skb` counts the sk_buffs the reader consumed.
+    let costs = |rest: &str| {
+        format!(
+            "costs = {{ tcp_rx = {{ cycles = 0 }}, tcp_rx_remote = {{ cycles = 0 }}, tcp_tx = {{ cycles = 0 }},              gro_rx = {{ cycles = 0 }}, skb_free = {{ cycles = 1000 }} }}
+             cpu = {{ socket_backlog = false, line_transfer = 1000 }}
+{rest}"
+        )
+    };
+    let reader = |r: &Report, layer: &str| timing(r, 1).cores[1].cycles.get(layer).copied().unwrap_or(0) as f64;
+    let split = flow("1500B", &costs(""));
+    assert!(split.summary.verified);
+    // Per sk_buff: 3 lines walked (3000 cycles) against 1000 + 1000 to free it.
+    let ratio = reader(&split, "tcp") / reader(&split, "skb");
+    assert!((ratio - 1.5).abs() < 0.01, "walk / free = {ratio:.4}");
+    // With aRFS the stack runs on the reader's core: nothing moves between
+    // cores, so the line transfer's price changes nothing at all.
+    let arfs = |l: u32| {
+        flow("1500B", &costs("nic = { arfs = true }").replace("line_transfer = 1000", &format!("line_transfer = {l}")))
+    };
+    let (a, b) = (arfs(1000), arfs(0));
+    assert_eq!(reader(&a, "tcp"), reader(&b, "tcp"));
+    assert_eq!(a.summary.payload_bytes, b.summary.payload_bytes);
 }
 
 #[test]
