@@ -22,8 +22,8 @@ converge to one point: it keeps the best set it visited.
 
 The profile of 2026-11-26 (session 15, after the reader's cross-core walk
 of its receive queue) came from --search runs from the session-14 set:
-seed 137 (1 500 s) found the best; seeds 131, 139, 149 and 151 found
-nothing better by the criterion (docs/models/modern-host.md). A search writes its best set so far to
+seed 137 (1 500 s) found the best; seeds 131, 139, 149, 151, 157 and 163
+found nothing better by the criterion (docs/models/modern-host.md). A search writes its best set so far to
 fit_cai.json whenever it improves.
 """
 
