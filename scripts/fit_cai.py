@@ -20,10 +20,11 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --search FIT.json SECONDS SEED  # random search, most rows within 10 % first
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
-The profile of 2026-11-26 (session 15, after the reader's cross-core walk
-of its receive queue) came from --search runs from the session-14 set:
-seed 137 (1 500 s) found the best; seeds 131, 139, 149, 151, 157 and 163
-found nothing better by the criterion (docs/models/modern-host.md). A search writes its best set so far to
+The profile of 2026-11-26 (session 16, after the sender's frees of
+acknowledged sk_buffs and send pages) came from --search runs: seeds 167
+and 173 from the session-15 set, then 179 from seed 173's best (2 400 s),
+which found the best; seed 181 from seed 167's best found nothing better
+by the criterion (docs/models/modern-host.md). A search writes its best set so far to
 fit_cai.json whenever it improves.
 """
 

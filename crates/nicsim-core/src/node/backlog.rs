@@ -159,6 +159,7 @@ impl Timed {
             let bytes = rx_footprint(t.timing.nic.striding_rq, env.host.max_frame(), frame.len() as u64, segments);
             t.unread.1 += whole_pages(&mut t.rx_pages.1, bytes);
         }
+        self.free_acked(env, &frame, ctx, now);
         let t = &mut *self;
         let l2 = t.timing.cpu.l2_cache.0;
         let data = shape(&frame).data;
@@ -175,6 +176,30 @@ impl Timed {
             env.host.receive(frame, segments);
         }
         Ok(())
+    }
+
+    /// TCP input of `frame` on `ctx` frees the sent sk_buffs its ACK
+    /// covers and the send fragment pages they held (`rtx.rs`). Per
+    /// sk_buff the release of the original (`skb_free`); the descriptor
+    /// clean-up already priced the release of the clone the driver sent
+    /// and, for the pair, the slab object and the head (`skb_slab`,
+    /// `page_free`), which Linux frees here. Per 32 KiB page its return to
+    /// the buddy allocator, priced as its allocation (`page_frag`: the free
+    /// merges the buddies the allocation split, under the same zone lock).
+    fn free_acked(&mut self, env: &mut Env, frame: &[u8], ctx: Ctx, now: Time) {
+        let (skbs, pages) = self.rtx.acked(frame);
+        if skbs == 0 && pages == 0 {
+            return;
+        }
+        let (c, cy) = (&self.timing.costs, |cost| self.timing.cycles_on(ctx.core, cost));
+        let mut pieces = Vec::with_capacity(2);
+        push_nonzero(&mut pieces, Layer::Skb, skbs * cy(c.skb_free));
+        push_nonzero(&mut pieces, Layer::Mm, pages * cy(c.page_frag));
+        if !pieces.is_empty() {
+            let msg = env.app.current_msg();
+            let job = Job::new(ctx.class, pieces, Next::Charged).for_msg(msg).on(Path::Send);
+            self.submit(env, ctx.core, now, job);
+        }
     }
 
     /// `cpu.receive_queue_coalesce`: does data segment `frame` (`segments`

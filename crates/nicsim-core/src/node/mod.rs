@@ -22,6 +22,7 @@ mod join;
 mod measure;
 mod nic;
 mod report;
+mod rtx;
 mod timed;
 mod via;
 

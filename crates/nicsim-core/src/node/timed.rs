@@ -151,6 +151,8 @@ pub struct Timed {
     /// number, next to hand to smoltcp), and those done out of turn.
     pub(crate) order: (u64, u64),
     pub(crate) done: BTreeMap<u64, (Vec<u8>, u32)>,
+    /// Sent data sk_buffs an ACK has yet to free (`rtx.rs`).
+    pub(crate) rtx: super::rtx::Rtx,
 }
 
 impl Timed {
@@ -191,6 +193,7 @@ impl Timed {
             rcvq_tail: None,
             order: (0, 0),
             done: BTreeMap::new(),
+            rtx: Default::default(),
         }
     }
 
@@ -453,6 +456,7 @@ impl Timed {
             if let Some(x) = t.rx.engine().tx() {
                 pieces.extend(x.tx_pieces(&t.timing, &frame.bytes, ctx.core));
             }
+            t.rtx.sent(&frame.bytes);
             let seq = t.driver.emit();
             let job = Job::new(ctx.class, pieces, Next::TxToRing(seq, frame)).for_msg(msg).on(path);
             self.submit(env, ctx.core, now, job);

@@ -29,6 +29,8 @@ pub struct TcpView {
     pub seq: u32,
     /// TCP payload bytes.
     pub payload: usize,
+    /// Acknowledgment number, if the ACK flag is set.
+    pub ack: Option<u32>,
     /// SYN, FIN, RST.
     pub syn: bool,
     pub fin: bool,
@@ -54,6 +56,7 @@ impl TcpView {
             flow: (ip.src_addr().octets(), tcp.src_port(), ip.dst_addr().octets(), tcp.dst_port()),
             seq: tcp.seq_number().0 as u32,
             payload: tcp.payload().len(),
+            ack: tcp.ack().then(|| tcp.ack_number().0 as u32),
             syn: tcp.syn(),
             fin: tcp.fin(),
             rst: tcp.rst(),

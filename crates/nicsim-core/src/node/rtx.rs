@@ -1,0 +1,153 @@
+//! The sender's retransmission queue as the cost model sees it. Every data
+//! sk_buff a TCP sender hands to its driver (a TSO super-segment is one, a
+//! segment of one MSS without TSO is one) stays queued until an ACK covers
+//! it. The driver sends a clone (`tcp_transmit_skb`, `skb_clone` of a
+//! fast-clone pair), released when its descriptor is cleaned; the TCP
+//! input of the ACK frees the original (Linux 5.4 `tcp_ack` →
+//! `tcp_clean_rtx_queue` → `tcp_rtx_queue_unlink_and_free` →
+//! `sk_wmem_free_skb` → `__kfree_skb`), and with it the pair's slab object
+//! and head and its references to the send page fragments holding its
+//! data (`skb_release_data` → `put_page`). A 32 KiB fragment page
+//! (`SKB_FRAG_PAGE_ORDER`, filled by `sk_page_frag_refill` at write time)
+//! goes back to the buddy allocator when the last sk_buff holding a part
+//! of it is freed: once per 32 KiB acknowledged. A partly acknowledged
+//! sk_buff stays queued (`tcp_tso_acked` trims it). A retransmission sends
+//! again an sk_buff already queued: only data beyond the highest sequence
+//! sent adds one. Units: bytes, sequence numbers.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::probe::wire::{FlowKey, TcpView};
+
+/// Bytes of a send fragment page (`SKB_FRAG_PAGE_ORDER`: 32 KiB).
+pub(super) const FRAG_PAGE: u64 = 32 * 1024;
+
+/// One flow's queue: where each queued sk_buff ends, the highest sequence
+/// sent, the highest acknowledged, and acknowledged bytes short of a page.
+#[derive(Debug)]
+struct Flow {
+    ends: VecDeque<u32>,
+    high: u32,
+    acked: u32,
+    carry: u64,
+}
+
+/// `a` is after `b` in sequence space (RFC 793 modular comparison).
+fn after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+/// A host's sent and not yet acknowledged data sk_buffs, per flow.
+#[derive(Debug, Default)]
+pub(crate) struct Rtx {
+    flows: BTreeMap<FlowKey, Flow>,
+}
+
+impl Rtx {
+    /// The stack sends `frame`: a data segment beyond what was sent
+    /// becomes a queued sk_buff.
+    pub(super) fn sent(&mut self, frame: &[u8]) {
+        let Some(v) = TcpView::parse(frame) else { return };
+        if v.payload == 0 || v.syn || v.rst {
+            return;
+        }
+        let end = v.seq.wrapping_add(v.payload as u32);
+        let f = self.flows.entry(v.flow).or_insert(Flow { ends: VecDeque::new(), high: v.seq, acked: v.seq, carry: 0 });
+        if after(end, f.high) {
+            f.ends.push_back(end);
+            f.high = end;
+        }
+    }
+
+    /// TCP input of `frame` from the peer: the sk_buffs its ACK frees,
+    /// and the send fragment pages freed with them.
+    pub(super) fn acked(&mut self, frame: &[u8]) -> (u64, u64) {
+        let Some(v) = TcpView::parse(frame) else { return (0, 0) };
+        let Some(ack) = v.ack else { return (0, 0) };
+        let (src, sport, dst, dport) = v.flow;
+        let Some(f) = self.flows.get_mut(&(dst, dport, src, sport)) else { return (0, 0) };
+        // The ACK of a FIN is one past the data.
+        let ack = if after(ack, f.high) { f.high } else { ack };
+        if !after(ack, f.acked) {
+            return (0, 0);
+        }
+        f.carry += u64::from(ack.wrapping_sub(f.acked));
+        f.acked = ack;
+        let mut skbs = 0;
+        while f.ends.front().is_some_and(|&end| !after(end, ack)) {
+            f.ends.pop_front();
+            skbs += 1;
+        }
+        let pages = f.carry / FRAG_PAGE;
+        f.carry %= FRAG_PAGE;
+        (skbs, pages)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TcpFrame;
+
+    /// A segment from the sender (`to_peer`) or from the peer, with `seq`,
+    /// `ack` and `payload` bytes.
+    fn frame(to_peer: bool, seq: u32, ack: Option<u32>, payload: usize) -> Vec<u8> {
+        let data = vec![0u8; payload];
+        let f = TcpFrame { seq, ack, payload: &data, ..TcpFrame::default() };
+        if to_peer {
+            return f.build();
+        }
+        TcpFrame {
+            src: f.dst,
+            dst: f.src,
+            src_port: f.dst_port,
+            dst_port: f.src_port,
+            src_mac: f.dst_mac,
+            dst_mac: f.src_mac,
+            ..f
+        }
+        .build()
+    }
+
+    #[test]
+    fn an_ack_frees_the_sk_buffs_it_covers_whole_and_a_fragment_page_per_32_kib() {
+        let mut q = Rtx::default();
+        // Three TSO super-segments of 64 000 bytes from sequence 1000.
+        for i in 0..3 {
+            q.sent(&frame(true, 1000 + i * 64_000, Some(1), 64_000));
+        }
+        // Half the first one: nothing freed, 32 000 bytes short of a page.
+        assert_eq!(q.acked(&frame(false, 1, Some(33_000), 0)), (0, 0));
+        // The rest of the first and all of the second: two sk_buffs, and
+        // 128 000 bytes acknowledged in all hold three whole 32 KiB pages.
+        assert_eq!(q.acked(&frame(false, 1, Some(129_000), 0)), (2, 3));
+        // An old ACK frees nothing; one past the data (a FIN) frees the last.
+        assert_eq!(q.acked(&frame(false, 1, Some(129_000), 0)), (0, 0));
+        assert_eq!(q.acked(&frame(false, 1, Some(193_001), 0)), (1, 2));
+    }
+
+    #[test]
+    fn a_retransmission_queues_no_sk_buff_and_other_flows_and_pure_acks_are_not_queued() {
+        let mut q = Rtx::default();
+        q.sent(&frame(true, 0, Some(1), 1448));
+        q.sent(&frame(true, 1448, Some(1), 1448));
+        // The first segment again: already queued.
+        q.sent(&frame(true, 0, Some(1), 1448));
+        // A pure ACK the host sends holds no data.
+        q.sent(&frame(true, 2896, Some(1), 0));
+        // An ACK for the other direction's data frees nothing here.
+        assert_eq!(q.acked(&frame(true, 2896, Some(2896), 0)), (0, 0));
+        // A segment without the ACK flag acknowledges nothing.
+        assert_eq!(q.acked(&frame(false, 1, None, 0)), (0, 0));
+        assert_eq!(q.acked(&frame(false, 1, Some(2896), 0)), (2, 0));
+    }
+
+    #[test]
+    fn sequence_numbers_wrap() {
+        let mut q = Rtx::default();
+        let start = u32::MAX - 999;
+        q.sent(&frame(true, start, Some(1), 1000));
+        q.sent(&frame(true, start.wrapping_add(1000), Some(1), 1000));
+        assert_eq!(q.acked(&frame(false, 1, Some(1000), 0)), (2, 0));
+    }
+}
