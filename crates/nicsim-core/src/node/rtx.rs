@@ -62,6 +62,10 @@ impl Rtx {
     /// TCP input of `frame` from the peer: the sk_buffs its ACK frees,
     /// and the send fragment pages freed with them.
     pub(super) fn acked(&mut self, frame: &[u8]) -> (u64, u64) {
+        // A host that has sent no data (a receiver) has nothing to free.
+        if self.flows.is_empty() {
+            return (0, 0);
+        }
         let Some(v) = TcpView::parse(frame) else { return (0, 0) };
         let Some(ack) = v.ack else { return (0, 0) };
         let (src, sport, dst, dport) = v.flow;
