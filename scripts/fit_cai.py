@@ -23,8 +23,8 @@ converge to one point: it keeps the best set it visited.
 The profile of 2026-11-26 (session 16, after the sender's frees of
 acknowledged sk_buffs and send pages) came from --search runs: seeds 167
 and 173 from the session-15 set, then 179 from seed 173's best (2 400 s),
-which found the best; seed 181 from seed 167's best found nothing better
-by the criterion (docs/models/modern-host.md). A search writes its best set so far to
+which found the best; seed 181 from seed 167's best, and seeds 191 and
+193 from the landed set (1 500 s), found nothing better by the criterion (docs/models/modern-host.md). A search writes its best set so far to
 fit_cai.json whenever it improves.
 """
 
