@@ -24,7 +24,10 @@ The profile of 2026-11-26 (session 16, after the sender's frees of
 acknowledged sk_buffs and send pages) came from --search runs: seeds 167
 and 173 from the session-15 set, then 179 from seed 173's best (2 400 s),
 which found the best; seed 181 from seed 167's best, and seeds 191 and
-193 from the landed set (1 500 s), found nothing better by the criterion (docs/models/modern-host.md). A search writes its best set so far to
+193 from the landed set (1 500 s), found nothing better by the criterion; seed 197
+(session 17, 2 400 s) found the same 24 rows at a lower squared log error
+only by putting the LLC copy rate at its bound, which was not landed
+(docs/models/modern-host.md). A search writes its best set so far to
 fit_cai.json whenever it improves.
 """
 
