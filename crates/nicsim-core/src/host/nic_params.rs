@@ -69,6 +69,14 @@ pub struct NicConfig {
     /// The DMA engine's own rate limit (its clock × width); none: the bus limits.
     #[serde(default)]
     pub dma_rate: Option<Bandwidth>,
+    /// Frames the transmit DMA fetches at once: a frame's descriptor and
+    /// data reads may start before the frames ahead of it have arrived,
+    /// so their read latencies overlap and only the bus serialises their
+    /// bytes (a NIC with several outstanding DMA reads). 1: one frame at
+    /// a time, each waiting for the one before (two read latencies per
+    /// frame).
+    #[serde(default = "super::cpu_params::one")]
+    pub tx_dma_outstanding: u32,
     /// IP/TCP/UDP checksums computed and checked by the NIC.
     pub checksum_offload: bool,
     /// TCP segmentation offload: the stack hands the NIC segments of up to

@@ -139,6 +139,9 @@ impl Timing {
         if n.rx_fifo.0 < 9018 {
             return err("nic.rx_fifo", format!("must hold at least one jumbo frame (9018B), got {}", n.rx_fifo));
         }
+        if !(1..=256).contains(&n.tx_dma_outstanding) {
+            return err("nic.tx_dma_outstanding", format!("must be 1 to 256, got {}", n.tx_dma_outstanding));
+        }
         if n.dma_rate.is_some_and(|r| r.0 == 0) {
             return err("nic.dma_rate", "must be above zero".into());
         }

@@ -67,8 +67,10 @@ pub struct Nic {
     pub tx_ring: VecDeque<TxFrame>,
     /// TX descriptors in use (posted, in DMA, or sent but not cleaned).
     pub tx_used: u32,
-    /// The TX DMA is fetching the head frame.
-    pub tx_dma_busy: bool,
+    /// The TX DMA is fetching this many frames from the ring's head
+    /// (`nic.tx_dma_outstanding` at most), which will put this many
+    /// segments on the link.
+    pub tx_dma: (usize, usize),
     /// Sent frames awaiting clean-up.
     pub tx_done: u32,
     /// When the first of the frames awaiting clean-up was sent.

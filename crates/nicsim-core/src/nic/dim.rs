@@ -26,7 +26,13 @@ pub const RX_CQE_PROFILES: [(u64, u32); 5] = [(2, 256), (8, 128), (16, 64), (32,
 /// Interrupts between two decisions (`DIM_NEVENTS`).
 const NEVENTS: u64 = 64;
 
-/// The profile a queue starts with (`NET_DIM_DEF_PROFILE_CQE`).
+/// The moderation a queue's completion queue is created with
+/// (`net_dim_get_def_rx_moderation`: `NET_DIM_DEF_PROFILE_CQE`). DIM's own
+/// profile index starts at 0: mlx5 allocates the channel zeroed
+/// (`kvzalloc_node` in `mlx5e_open_channel`) and `mlx5e_alloc_rq` sets
+/// only the DIM's work item and mode, so its first decision, leaving the
+/// parking it starts in, steps right from 0 to this same profile
+/// (`net_dim_exit_parking`) and only then searches.
 const DEFAULT_PROFILE: usize = 1;
 
 /// Where DIM's search is (`enum dim_tune_state`).
@@ -66,6 +72,10 @@ enum Compare {
 /// DIM on one receive queue.
 #[derive(Debug, Clone)]
 pub struct Dim {
+    /// `profile_ix`: where DIM's search is.
+    ix: usize,
+    /// The profile the completion queue runs (`mlx5e_rx_dim_work` applies
+    /// `profile_ix` after each decision that changed it).
     profile: usize,
     tune: Tune,
     steps_left: u32,
@@ -84,6 +94,7 @@ pub struct Dim {
 impl Default for Dim {
     fn default() -> Self {
         Dim {
+            ix: 0,
             profile: DEFAULT_PROFILE,
             tune: Tune::ParkingOnTop,
             steps_left: 0,
@@ -181,6 +192,7 @@ impl Dim {
         // completion starts the window).
         self.start = if changed { None } else { Some(end) };
         if changed {
+            self.profile = self.ix;
             self.changes += 1;
         }
         changed
@@ -194,7 +206,7 @@ impl Dim {
             ppms: per_ms(end.packets - start.packets),
             epms: per_ms(NEVENTS),
         };
-        let (prev_tune, prev_profile) = (self.tune, self.profile);
+        let (prev_tune, prev_profile) = (self.tune, self.ix);
         match self.tune {
             Tune::ParkingOnTop => {
                 if cur.compare(&self.prev) != Compare::Same {
@@ -225,7 +237,7 @@ impl Dim {
         if prev_tune != Tune::ParkingOnTop || self.tune != Tune::ParkingOnTop {
             self.prev = cur;
         }
-        self.profile != prev_profile
+        self.ix != prev_profile
     }
 
     /// `net_dim_step`.
@@ -236,17 +248,17 @@ impl Dim {
         match self.tune {
             Tune::ParkingOnTop | Tune::ParkingTired => {}
             Tune::GoingRight => {
-                if self.profile == RX_CQE_PROFILES.len() - 1 {
+                if self.ix == RX_CQE_PROFILES.len() - 1 {
                     return Step::OnEdge;
                 }
-                self.profile += 1;
+                self.ix += 1;
                 self.steps_right += 1;
             }
             Tune::GoingLeft => {
-                if self.profile == 0 {
+                if self.ix == 0 {
                     return Step::OnEdge;
                 }
-                self.profile -= 1;
+                self.ix -= 1;
                 self.steps_left += 1;
             }
         }
@@ -256,7 +268,7 @@ impl Dim {
 
     /// `net_dim_exit_parking`.
     fn exit_parking(&mut self) {
-        self.tune = if self.profile > 0 { Tune::GoingLeft } else { Tune::GoingRight };
+        self.tune = if self.ix > 0 { Tune::GoingLeft } else { Tune::GoingRight };
         self.step();
     }
 
@@ -340,11 +352,29 @@ mod tests {
             let us = 64 * RX_CQE_PROFILES[ix].0;
             (us, 1000 * us, 9000 * 1000 * us)
         });
-        // Leaving its first parking from profile 1, DIM steps left
-        // (`net_dim_exit_parking`), finds more interrupts there, turns.
-        assert_eq!(seen[0], 0, "first a step left: {seen:?}");
+        // Leaving its first parking from the zeroed index, DIM steps
+        // right (`net_dim_exit_parking`) onto the profile the queue
+        // already runs; the same rates there are not better, so it turns
+        // left, finds more interrupts, and turns right again.
+        assert_eq!(seen[..3], [DEFAULT_PROFILE, 0, 1], "a step onto the default, left, back: {seen:?}");
         assert_eq!(*seen.last().unwrap(), 4, "and ends parked on the last profile: {seen:?}");
         assert_eq!(dim.moderation(), (64, Dur::from_micros(64)));
+    }
+
+    #[test]
+    fn a_flow_still_speeding_up_moves_dim_to_more_moderation() {
+        // A flow in slow start: every window carries a fifth more bytes and
+        // packets than the one before, whatever the profile. Each decision
+        // finds it better and keeps stepping in the direction it took when
+        // it left its first parking, which from the zeroed index is right.
+        let mut dim = Dim::default();
+        let grown = std::cell::Cell::new(1000u64);
+        let seen = run(&mut dim, 8, |_| {
+            let per_us = grown.get();
+            grown.set(per_us * 6 / 5);
+            (100, per_us * 100, 9000 * per_us * 100)
+        });
+        assert_eq!(seen[..4], [1, 2, 3, 4], "rightwards from the start: {seen:?}");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::engine::{Priority, Time};
 use crate::host::cpu::{Class, Job, Layer, Path};
 use crate::host::timing::Overflow;
 use crate::nic::device::NicEvent;
-use crate::nic::offload::{Action, DriverBatch, OffloadEvent, RxCx, RxDone, RxOffload};
+use crate::nic::offload::{Action, AnyRxOffload, AnyTxOffload, DriverBatch, OffloadEvent, RxCx, RxDone, RxOffload};
 use crate::probe::observer;
 
 impl Timed {
@@ -32,50 +32,51 @@ impl Timed {
         }
     }
 
-    /// Post sent-path frames to the NIC: fetch descriptor, DMA the frame.
+    /// Post sent-path frames to the NIC: fetch descriptor, DMA the frame,
+    /// for up to `nic.tx_dma_outstanding` frames at once, each only when
+    /// the link will have room for its segments and those of the frames
+    /// ahead of it.
     pub(super) fn nic_tx_kick(&mut self, env: &mut Env, now: Time) {
         let msg = env.app.current_msg();
         let room = env.out.wire_room();
-        let t = &mut *self;
-        if t.nic.tx_dma_busy {
-            return;
-        }
-        let Some(frame) = t.nic.tx_ring.front() else { return };
-        // The NIC starts a frame only when the link can take all its
-        // segments: the TX engine's (TSO's) times the receive engine's send
-        // hook's (driver fragmentation). Exact, as the two exclude each other
-        // (`zero_copy.fragment` with `nic.tso` is refused).
-        let (bytes, mss) = (&frame.bytes, frame.tso_mss);
-        let segments =
-            t.tx.engine_ref().wire_frames(bytes, mss) * t.rx.engine().tx().map_or(1, |x| x.wire_frames(bytes, None));
-        if room < segments {
-            return;
-        }
-        if t.rx.engine().tx().is_some() {
-            let head = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
-            // A control frame cannot fail for lack of a trace here (as pause frames).
-            let go = self.with_offload(env, now, |e, cx| e.tx().is_none_or(|x| x.gate(cx, &head))).unwrap_or(true);
+        // A send hook (driver fragmentation) gates the ring's head: one frame at a time.
+        let most = if self.rx.engine().tx().is_some() { 1 } else { self.timing.nic.tx_dma_outstanding as usize };
+        while self.nic.tx_dma.0 < most {
             let t = &mut *self;
-            t.nic.tx_ring.front_mut().expect("peeked").bytes = head;
-            if !go {
+            let (next, reserved) = t.nic.tx_dma;
+            let Some(frame) = t.nic.tx_ring.get(next) else { return };
+            let segments = wire_segments(&t.tx, &mut t.rx, &frame.bytes, frame.tso_mss);
+            if room < reserved + segments {
                 return;
             }
+            if t.rx.engine().tx().is_some() {
+                let head = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
+                // A control frame cannot fail for lack of a trace here (as pause frames).
+                let go = self.with_offload(env, now, |e, cx| e.tx().is_none_or(|x| x.gate(cx, &head))).unwrap_or(true);
+                let t = &mut *self;
+                t.nic.tx_ring.front_mut().expect("peeked").bytes = head;
+                if !go {
+                    return;
+                }
+            }
+            let t = &mut *self;
+            let frame = &mut t.nic.tx_ring[next];
+            let len = frame.bytes.len() as u64;
+            let path = if shape(&frame.bytes).data > 0 { Path::Send } else { Path::Receive };
+            let bytes = std::mem::take(&mut frame.bytes);
+            let done = t.dma(now, BusOp::DeviceRead, len);
+            let desc = t.timing.nic.descriptor.0;
+            let done = match t.rx.engine().tx() {
+                Some(x) => x.tx_dma(&mut t.bus, desc, now, &bytes, done),
+                None => done,
+            };
+            t.nic.tx_ring[next].bytes = bytes;
+            t.note_dma(msg, path, now, done);
+            t.nic.tx_dma = (next + 1, reserved + segments);
+            // The bus and the memory system serve transfers in the order
+            // they were asked for, so the frames arrive in ring order.
+            env.out.at(done, Priority::WIRE, HostEvent::Nic(NicEvent::TxDma));
         }
-        let t = &mut *self;
-        let Some(frame) = t.nic.tx_ring.front() else { return };
-        let len = frame.bytes.len() as u64;
-        let path = if shape(&frame.bytes).data > 0 { Path::Send } else { Path::Receive };
-        let done = t.dma(now, BusOp::DeviceRead, len);
-        let bytes = std::mem::take(&mut t.nic.tx_ring.front_mut().expect("peeked").bytes);
-        let desc = t.timing.nic.descriptor.0;
-        let done = match t.rx.engine().tx() {
-            Some(x) => x.tx_dma(&mut t.bus, desc, now, &bytes, done),
-            None => done,
-        };
-        t.nic.tx_ring.front_mut().expect("peeked").bytes = bytes;
-        t.note_dma(msg, path, now, done);
-        t.nic.tx_dma_busy = true;
-        env.out.at(done, Priority::WIRE, HostEvent::Nic(NicEvent::TxDma));
     }
 
     /// The head TX frame is in the NIC: the TX engine segments it (TSO) or
@@ -84,8 +85,9 @@ impl Timed {
     /// and the NIC reports completion.
     pub(super) fn on_nic_tx_dma(&mut self, env: &mut Env, now: Time) -> Result<(), crate::Error> {
         let t = &mut *self;
-        t.nic.tx_dma_busy = false;
         let frame = t.nic.tx_ring.pop_front().expect("a frame was in DMA");
+        let segments = wire_segments(&t.tx, &mut t.rx, &frame.bytes, frame.tso_mss);
+        t.nic.tx_dma = (t.nic.tx_dma.0 - 1, t.nic.tx_dma.1 - segments);
         let (frames, single) = match (t.tx.is_none(), t.rx.engine().tx()) {
             // No engine: one frame as the stack made it (no Vec to allocate).
             (true, None) => (Vec::new(), Some(frame.bytes)),
@@ -421,4 +423,12 @@ impl Timed {
     pub(super) fn on_offload_event(&mut self, env: &mut Env, ev: OffloadEvent, now: Time) -> Result<(), crate::Error> {
         self.with_offload(env, now, |e, cx| e.on_event(cx, ev))
     }
+}
+
+/// The link frames a TX frame of `bytes` becomes: the TX engine's (TSO's)
+/// times the receive engine's send hook's (driver fragmentation). Exact,
+/// as the two exclude each other (`zero_copy.fragment` with `nic.tso` is
+/// refused).
+fn wire_segments(tx: &AnyTxOffload, rx: &mut AnyRxOffload, bytes: &[u8], mss: Option<u16>) -> usize {
+    tx.engine_ref().wire_frames(bytes, mss) * rx.engine().tx().map_or(1, |x| x.wire_frames(bytes, None))
 }

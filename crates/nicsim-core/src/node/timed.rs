@@ -215,7 +215,12 @@ impl Timed {
     /// When a DMA of a `len`-byte frame and its descriptor, started at `now`,
     /// finishes: transmit fetches the descriptor and then the frame, receive
     /// writes the frame and then the descriptor; the memory system and the
-    /// DMA engine's own rate bound it too.
+    /// DMA engine's own rate bound it too. The memory system serves
+    /// requests in the order they are made, so the frame's bytes are
+    /// booked at `now`, when the NIC asks for them: booked at a later start
+    /// (after the descriptor fetch), a read would hold up the CPU's copies
+    /// asked for before it, and with several frames in DMA they would wait
+    /// for all of them.
     pub(crate) fn dma(&mut self, now: Time, op: BusOp, len: u64) -> Time {
         let desc = self.timing.nic.descriptor.0;
         let (start, bus_done) = if op == BusOp::DeviceRead {
@@ -225,7 +230,7 @@ impl Timed {
             let data = self.bus.transfer(now, op, len);
             (now, self.bus.transfer(data, op, desc))
         };
-        let mut done = bus_done.max(self.memory(start, len));
+        let mut done = bus_done.max(self.memory(now, len));
         if let Some(rate) = self.timing.nic.dma_rate {
             done = done.max(start + Dur(rate.ps_for_bits(len * 8).0));
         }

@@ -294,6 +294,12 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "power of two from 8 to 65536",
         ),
         (
+            "no transmit DMA at all",
+            timed("nic = { tx_dma_outstanding = 0 }"),
+            "hosts[0].nic.tx_dma_outstanding",
+            "must be 1 to 256, got 0",
+        ),
+        (
             "receive FIFO below one jumbo frame",
             timed("nic = { rx_fifo = \"2kB\" }"),
             "hosts[0].nic.rx_fifo",
