@@ -20,14 +20,11 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --search FIT.json SECONDS SEED  # random search, most rows within 10 % first
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
-The profile of 2026-11-26 (session 16, after the sender's frees of
-acknowledged sk_buffs and send pages) came from --search runs: seeds 167
-and 173 from the session-15 set, then 179 from seed 173's best (2 400 s),
-which found the best; seed 181 from seed 167's best, and seeds 191 and
-193 from the landed set (1 500 s), found nothing better by the criterion; seed 197
-(session 17, 2 400 s) found the same 24 rows at a lower squared log error
-only by putting the LLC copy rate at its bound, which was not landed
-(docs/models/modern-host.md). A search writes its best set so far to
+The profile of 2026-11-26 (session 17, after DIM's first step and the
+transmit DMA's overlapping reads) came from --search runs from the
+session-16 set: seed 229 (2 400 s, 10 137 sets) found the best, 25 rows
+within 10 %; seed 227 found 24. Earlier sets and searches are recorded in
+docs/models/modern-host.md. A search writes its best set so far to
 fit_cai.json whenever it improves.
 """
 
