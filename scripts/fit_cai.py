@@ -23,7 +23,9 @@ converge to one point: it keeps the best set it visited.
 The profile of 2026-11-26 (session 17, after DIM's first step and the
 transmit DMA's overlapping reads) came from --search runs from the
 session-16 set: seed 229 (2 400 s, 10 137 sets) found the best, 25 rows
-within 10 %; seed 227 found 24. Earlier sets and searches are recorded in
+within 10 %; seed 227 found 24. Seeds 233 and 239 from the landed set
+(1 200 s, 5 216 and 5 828 sets) found no set with more rows. Earlier sets
+and searches are recorded in
 docs/models/modern-host.md. A search writes its best set so far to
 fit_cai.json whenever it improves.
 """
