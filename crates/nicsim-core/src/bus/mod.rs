@@ -21,7 +21,8 @@
 //!
 //! [`Bus::transfer`] reserves the resources a transfer needs, first come
 //! first served in call order, and returns its completion time; transfers
-//! are not interleaved at burst or TLP granularity. [`Bus::duration`] is
+//! are not interleaved at burst or TLP granularity, except that on PCIe a
+//! transfer of one TLP goes between the queued ones. [`Bus::duration`] is
 //! the unloaded time of the same transfer. Times are integer picoseconds,
 //! rounded up once per transfer (per direction for PCIe reads); sizes are
 //! bytes; rates in bytes/s are `f64` for reports only. Not modelled: other
@@ -114,10 +115,12 @@ enum Model {
 enum Plan {
     /// Nothing to reserve.
     Free,
-    /// Hold one resource for a time.
-    Hold(usize, Dur),
-    /// A split read: requests on the first resource, completions on the second.
-    Read(usize, usize, ReadCost),
+    /// Hold one resource for a time; with the largest TLP's time if the
+    /// transfer is one TLP (it interleaves with queued transfers).
+    Hold(usize, Dur, Option<Dur>),
+    /// A split read: requests on the first resource, completions on the
+    /// second; with the largest TLP's time if each side is one TLP.
+    Read(usize, usize, ReadCost, Option<Dur>),
 }
 
 /// An I/O bus: the resources a NIC's DMA and the CPU's MMIO share.
@@ -178,14 +181,16 @@ impl Bus {
         }
         match &self.model {
             Model::Ideal => Plan::Free,
-            Model::Burst(bus) => Plan::Hold(SHARED, bus.duration(op.is_read(), bytes)),
+            Model::Burst(bus) => Plan::Hold(SHARED, bus.duration(op.is_read(), bytes), None),
             Model::Pcie(link) => {
                 // The initiator's requests (and writes) travel away from it.
                 let (out, back) = if op.by_device() { (UPSTREAM, DOWNSTREAM) } else { (DOWNSTREAM, UPSTREAM) };
+                let tlp = link.largest_tlp();
                 if op.is_read() {
-                    Plan::Read(out, back, link.read_cost(bytes))
+                    let cost = link.read_cost(bytes);
+                    Plan::Read(out, back, cost, cost.single.then_some(tlp))
                 } else {
-                    Plan::Hold(out, link.write_cost(bytes))
+                    Plan::Hold(out, link.write_cost(bytes), link.single_write(bytes).then_some(tlp))
                 }
             }
         }
@@ -195,8 +200,8 @@ impl Bus {
     pub fn duration(&self, op: BusOp, bytes: u64) -> Dur {
         match self.plan(op, bytes) {
             Plan::Free => Dur::ZERO,
-            Plan::Hold(_, time) => time,
-            Plan::Read(_, _, c) => c.first_request + c.latency + c.completions,
+            Plan::Hold(_, time, _) => time,
+            Plan::Read(_, _, c, _) => c.first_request + c.latency + c.completions,
         }
     }
 
@@ -205,7 +210,12 @@ impl Bus {
     /// completion time. Updates busy time and counters. A PCIe read holds
     /// its request direction for all its requests, then its completion
     /// direction from `read_latency` after the first request (or later, if
-    /// that direction is busy). A zero-byte transfer is free and not counted.
+    /// that direction is busy). A PCIe transfer of one TLP waits at most for
+    /// the TLP on the wire, not for the transfers queued before it (the link
+    /// interleaves TLPs; without this, a descriptor fetch ready at `t` would
+    /// wait for every frame already booked and the frame's own data read
+    /// would leave the link idle for a read latency). A zero-byte transfer
+    /// is free and not counted.
     pub fn transfer(&mut self, now: Time, op: BusOp, bytes: u64) -> Time {
         if bytes == 0 {
             return now;
@@ -214,19 +224,26 @@ impl Bus {
         self.stats.bytes += bytes;
         match self.plan(op, bytes) {
             Plan::Free => now,
-            Plan::Hold(res, time) => self.reserve(res, now, time).1,
-            Plan::Read(out, back, c) => {
-                let (start, _) = self.reserve(out, now, c.requests);
-                self.reserve(back, start + c.first_request + c.latency, c.completions).1
+            Plan::Hold(res, time, tlp) => self.reserve(res, now, time, tlp).1,
+            Plan::Read(out, back, c, tlp) => {
+                let (start, _) = self.reserve(out, now, c.requests, tlp);
+                self.reserve(back, start + c.first_request + c.latency, c.completions, tlp).1
             }
         }
     }
 
     /// Hold resource `res` for `time` from `at` or when it is free; (start, end).
-    fn reserve(&mut self, res: usize, at: Time, time: Dur) -> (Time, Time) {
-        let start = at.max(self.free_at[res]);
+    /// With `interleave` (the largest TLP's time), wait at most that long:
+    /// the transfer goes between the queued ones, whose backlog grows by
+    /// `time` (their completion times, already given out, stay).
+    fn reserve(&mut self, res: usize, at: Time, time: Dur, interleave: Option<Dur>) -> (Time, Time) {
+        let free = self.free_at[res];
+        let start = match interleave {
+            Some(tlp) if free > at => at + tlp.min(free.since(at)),
+            _ => at.max(free),
+        };
         let end = start + time;
-        self.free_at[res] = end;
+        self.free_at[res] = at.max(free) + time;
         self.stats.wait_ps += (start - at).0;
         self.stats.resources[res].busy_ps += time.0;
         (start, end)
@@ -378,6 +395,32 @@ mod tests {
         assert_eq!(bus.stats().wait_ps, 1_120_000 - 596_000);
         // A device write upstream waits only for the read's request (96 ns), not for downstream.
         assert_eq!(bus.transfer(Time::ZERO, BusOp::DeviceWrite, 64), Time(96_000 + 88 * 4000));
+    }
+
+    #[test]
+    fn a_one_tlp_transfer_waits_for_the_tlp_on_the_wire_not_for_the_queue() {
+        // Gen 3 x16: 1 040 / 16 384 ps per byte (63.4765625). Four 9 000 B reads at t = 0:
+        // 18 requests of 24 B each (27 421.875 → 27 422 ps); completions 17 × (512 + 2 × 20)
+        // + (296 + 2 × 20) = 9 720 B (616 992.19 → 616 993 ps), the first from 1 524 + 500 000.
+        let mut bus = Bus::new(&BusConfig::pcie(3, 16));
+        let mut last = Time::ZERO;
+        for _ in 0..4 {
+            last = bus.transfer(Time::ZERO, BusOp::DeviceRead, 9000);
+        }
+        assert_eq!(last, Time(501_524 + 4 * 616_993));
+        // A 64 B descriptor fetch asked at 0: its one request waits for the largest TLP
+        // on the wire (256 + 16 + 8 = 280 B, 17 774 ps), not for the 109 688 ps of queued
+        // requests; its completion is ready 1 524 + 500 000 later, waits one largest TLP
+        // again and takes 84 B (5 333 ps).
+        let desc = bus.transfer(Time::ZERO, BusOp::DeviceRead, 64);
+        assert_eq!(desc, Time(17_774 + 501_524 + 17_774 + 5_333));
+        // The link time it took is not lost: the next large read's completions
+        // follow the queue and the descriptor's completion.
+        let next = bus.transfer(Time::ZERO, BusOp::DeviceRead, 9000);
+        assert_eq!(next, Time(501_524 + 4 * 616_993 + 5_333 + 616_993));
+        // On an idle direction a one-TLP transfer does not wait at all.
+        let mut idle = Bus::new(&BusConfig::pcie(3, 16));
+        assert_eq!(idle.transfer(Time(7), BusOp::DeviceRead, 64), Time(7 + 1_524 + 500_000 + 5_333));
     }
 
     #[test]

@@ -26,6 +26,12 @@
 //!   pipelined behind them (enough tags and credits are assumed), so an
 //!   unloaded read takes `request + read_latency + completions`.
 //!
+//! Transfers of several TLPs are served first come first served, whole.
+//! A transfer of one TLP (a descriptor fetch or write-back, a doorbell)
+//! does not queue behind them: the link arbitrates between TLPs, so it
+//! waits at most for the TLP on the wire (the largest TLP's time), and the
+//! direction's backlog grows by its time (see `Bus::transfer`).
+//!
 //! Times are exact rationals of picoseconds, rounded up once per segment
 //! (requests, completions, a write). Not modelled: lane striping padding,
 //! SKP ordered sets (~0.3 %), ECRC, replay, flow-control credit stalls and
@@ -74,6 +80,8 @@ pub(super) struct ReadCost {
     pub latency: Dur,
     /// All completions, back to back, on the other direction.
     pub completions: Dur,
+    /// Whether the read is one request answered by one completion.
+    pub single: bool,
 }
 
 /// The timing of one PCIe link.
@@ -168,7 +176,21 @@ impl PcieLink {
             requests: self.time(requests * self.request_wire()),
             latency: self.read_latency,
             completions: self.time(self.completion_wire(bytes)),
+            single: requests == 1 && bytes <= self.completion_payload,
         }
+    }
+
+    /// Whether a write of `bytes` is a single TLP.
+    pub(super) fn single_write(&self, bytes: u64) -> bool {
+        bytes <= self.max_payload
+    }
+
+    /// Time the largest TLP (a full write or completion) occupies a direction:
+    /// the most a TLP that becomes ready waits for the one on the wire.
+    pub(super) fn largest_tlp(&self) -> Dur {
+        let write = self.max_payload + REQUEST_HEADER;
+        let completion = self.completion_payload + COMPLETION_HEADER;
+        self.time(write.max(completion) + TLP_LINK_OVERHEAD + self.dllp)
     }
 
     /// Sustained bytes/s of large writes (full TLPs back to back).
@@ -235,6 +257,7 @@ mod tests {
                 requests: Dur(96_000),
                 latency: Dur(500_000),
                 completions: Dur(336_000),
+                single: true,
             }
         );
         // Gen 3 x8, 1500 B: 3 requests (512, 512, 476); completions 2 × (512 + 2 × 20)
@@ -243,6 +266,9 @@ mod tests {
         assert_eq!(l.completion_wire(1500), 1620);
         let c = l.read_cost(1500);
         assert_eq!((c.first_request, c.requests, c.completions), (Dur(3047), Dur(9141), Dur(205_665)));
+        assert!(!c.single);
+        // 256 B is one completion; 260 B is two.
+        assert!(l.read_cost(256).single && !l.read_cost(260).single);
     }
 
     #[test]

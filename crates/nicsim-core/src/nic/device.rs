@@ -71,6 +71,9 @@ pub struct Nic {
     /// (`nic.tx_dma_outstanding` at most), which will put this many
     /// segments on the link.
     pub tx_dma: (usize, usize),
+    /// When the last frame given to the TX DMA will be in the NIC: the
+    /// send queue is processed in order, so no frame is in before it.
+    pub tx_dma_last: Time,
     /// Sent frames awaiting clean-up.
     pub tx_done: u32,
     /// When the first of the frames awaiting clean-up was sent.

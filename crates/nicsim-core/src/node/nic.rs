@@ -70,11 +70,13 @@ impl Timed {
                 Some(x) => x.tx_dma(&mut t.bus, desc, now, &bytes, done),
                 None => done,
             };
+            // The send queue is processed in order: a short frame whose
+            // one-TLP read overtook the frame ahead waits for it.
+            let done = done.max(t.nic.tx_dma_last);
+            t.nic.tx_dma_last = done;
             t.nic.tx_ring[next].bytes = bytes;
             t.note_dma(msg, path, now, done);
             t.nic.tx_dma = (next + 1, reserved + segments);
-            // The bus and the memory system serve transfers in the order
-            // they were asked for, so the frames arrive in ring order.
             env.out.at(done, Priority::WIRE, HostEvent::Nic(NicEvent::TxDma));
         }
     }

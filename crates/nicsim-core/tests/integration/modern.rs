@@ -245,13 +245,17 @@ fn several_frames_in_transmit_dma_overlap_their_read_latencies() {
     // at least 1.6 us per 8 948 B of payload, at most 44.7 Gb/s.
     let jumbo = |n: u32| {
         let host = format!("cpu = {{ clock = \"34GHz\" }}\nnic = {{ arfs = true, tx_dma_outstanding = {n} }}");
-        flow("9000B", &host).summary.goodput_bps / 1e9
+        let s = flow("9000B", &host).summary;
+        (s.goodput_bps / 1e9, s.ceiling_bps.expect("a TCP flow has a ceiling") / 1e9)
     };
-    let (one, eight) = (jumbo(1), jumbo(8));
+    let ((one, _), (eight, ceiling)) = (jumbo(1), jumbo(8));
     assert!(one < 44.7, "one frame at a time: {one} Gb/s");
-    // With eight frames in DMA the latencies overlap and the stream goes
-    // well past that bound.
-    assert!(eight > 1.25 * one, "eight outstanding: {eight} Gb/s against {one}");
+    // With eight frames in DMA the latencies overlap: the completions of
+    // gen3 x16 (about 14.6 GB/s of 9 kB frames) outrun the 100 Gb/s link,
+    // so the link is the limit. Each descriptor fetch goes between the
+    // completions already queued (one TLP); queued behind them, it left
+    // the link idle for a read latency per frame (62 Gb/s).
+    assert!(eight > 0.9 * ceiling, "eight outstanding: {eight} Gb/s against a ceiling of {ceiling}");
 }
 
 #[test]
