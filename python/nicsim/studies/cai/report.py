@@ -204,8 +204,12 @@ def throughput(runs: Runs, ctx: Context) -> list[str]:
         pub = [(i, getattr(PUBLISHED[c], what)) for i, c in enumerate(ids) if c in PUBLISHED]
         ax.scatter([i for i, _ in pub], [v for _, v in pub], marker="_", s=600, color="black", linewidths=2.5,
                    label="published", zorder=3)
+        marked = dict(pub)
         for i, v in zip(xs, vals):
-            ax.annotate(f"{v:.1f}", (i, v), ha="center", va="bottom", fontsize=7)
+            # Above the published mark too, where there is one, so that it stays visible.
+            ax.annotate(f"{v:.1f}", (i, max(v, marked.get(i, v))), xytext=(0, 3), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=7)
+        ax.set_ylim(top=ax.get_ylim()[1] * 1.06)  # room for the labels
         ax.set_xticks(xs)
         ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
         ax.set_title(title)
