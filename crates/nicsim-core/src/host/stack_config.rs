@@ -105,8 +105,9 @@ pub struct TcpConfig {
     pub coalesced_ack: CoalescedAck,
     /// When a writer that found the send buffer full makes its next call:
     /// `any` as soon as any room frees; `third` once a third of the buffer
-    /// is free or its whole next write fits, as a Linux writer blocked in
-    /// `sk_stream_wait_memory` is woken by `sk_stream_write_space`.
+    /// is free, as a Linux writer blocked in `sk_stream_wait_memory` is
+    /// woken by `sk_stream_write_space` (until it is full, a write takes
+    /// whatever room there is).
     #[serde(default)]
     pub write_wakeup: WriteWakeup,
 }
@@ -118,7 +119,7 @@ pub enum WriteWakeup {
     /// As soon as any room frees.
     #[default]
     Any,
-    /// Once a third of the buffer is free (or the whole write fits).
+    /// Once a third of the buffer is free.
     Third,
 }
 

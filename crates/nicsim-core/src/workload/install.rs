@@ -204,6 +204,7 @@ pub(super) fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [
                 chunk: write_size.0,
                 sent: 0,
                 closed: false,
+                waiting: false,
                 started: None,
             }));
             per_host[rx].push(App::BulkRx(BulkReceiver {
@@ -248,6 +249,7 @@ pub(super) fn install_dolly(d: &crate::config::DollyConfig, hosts: &mut [Host], 
         chunk: d.write_size.0,
         sent: 0,
         closed: false,
+        waiting: false,
         started: None,
     });
     for i in 1..last {

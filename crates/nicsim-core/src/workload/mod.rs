@@ -179,6 +179,9 @@ pub struct BulkSender {
     chunk: u64,
     sent: u64,
     closed: bool,
+    /// Blocked on a full send buffer (`tcp.write_wakeup = "third"`): it
+    /// writes again once a third of the buffer is free.
+    waiting: bool,
     /// When the connection was established and writing began.
     pub started: Option<Time>,
 }
@@ -331,9 +334,14 @@ impl App {
                 }
                 let want = (limit - s.sent).min(s.chunk);
                 let room = room(sock);
-                if host.write_wakeup() == WriteWakeup::Third && room < want && room < sock.send_capacity() as u64 / 3 {
-                    // Blocked until a third of the buffer is free (Linux).
-                    return None;
+                if host.write_wakeup() == WriteWakeup::Third {
+                    // Linux's writer fills whatever room there is; once the
+                    // buffer is full it sleeps until a third is free
+                    // (`sk_stream_wait_memory`, woken by `sk_stream_write_space`).
+                    s.waiting = room == 0 || (s.waiting && room < sock.send_capacity() as u64 / 3);
+                    if s.waiting {
+                        return None;
+                    }
                 }
                 let n = want.min(room);
                 (n > 0).then_some(Op::Write { sock: s.sock, bytes: n })

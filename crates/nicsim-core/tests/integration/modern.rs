@@ -475,3 +475,33 @@ fn one_flow_between_two_default_modern_hosts_fills_a_10g_link() {
     assert!(gbps >= 9.3, "{gbps:.3} Gb/s");
     assert!(gbps <= r.summary.ceiling_bps.unwrap() / 1e9, "never above the ceiling");
 }
+
+#[test]
+fn a_writer_woken_at_a_third_of_its_buffer_sleeps_once_a_third() {
+    // The receiver limits the flow, so the writer's 4 MiB send buffer fills.
+    // Linux's writer then sleeps until a third of it is free (woken by
+    // `sk_stream_write_space`): at most one sleep per 1 398 101 bytes sent.
+    // (Woken once its 128 KiB write fits, it slept every few writes.)
+    // Woken as soon as any room frees, it sleeps more often.
+    let run_with = |wakeup: &str| {
+        let h = |n: &str| {
+            format!(
+                "[[hosts]]\nname = \"{n}\"\nprofile = \"cai-xeon-6128\"\n\
+                 tcp = {{ rx_buffer = \"12MiB\", tx_buffer = \"4MiB\", write_wakeup = \"{wakeup}\" }}\n\
+                 nic = {{ tso = true, lro = \"gro\", arfs = true }}\ncosts = {{ schedule = {{ cycles = 1000 }} }}\n"
+            )
+        };
+        run(&format!(
+            "{}{}[[links]]\nendpoints = [\"a\", \"b\"]\nrate = \"100Gbps\"\npropagation = \"500ns\"\nmtu = \"9000B\"\n\
+             [workload.bulk]\nfrom = \"a\"\nto = \"b\"\nduration = \"4ms\"\nwrite_size = \"128KiB\"\n",
+            h("a"),
+            h("b")
+        ))
+    };
+    let sleeps = |r: &Report| timing(r, 0).cycles.get("sched").copied().unwrap_or(0) / 1000;
+    let (third, any) = (run_with("third"), run_with("any"));
+    assert!(third.summary.verified && any.summary.verified);
+    let thirds = third.summary.payload_bytes / (4 * 1024 * 1024 / 3);
+    assert!(sleeps(&third) >= 1 && sleeps(&third) <= thirds + 2, "{} sleeps for {thirds} thirds", sleeps(&third));
+    assert!(sleeps(&any) > sleeps(&third), "{} against {}", sleeps(&any), sleeps(&third));
+}
