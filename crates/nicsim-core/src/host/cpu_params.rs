@@ -219,6 +219,13 @@ pub struct CpuConfig {
     /// read frees one sk_buff for the joined segments.
     #[serde(default)]
     pub receive_queue_coalesce: bool,
+    /// Linux's window test before an immediate ACK (`__tcp_ack_snd_check`):
+    /// outside a read, a pure ACK whose window is smaller than the last one
+    /// its flow advertised waits (the reader is behind), and the reader
+    /// sends it after its copy (`tcp_cleanup_rbuf`), or the delayed-ACK
+    /// timer after 40 ms. Off: smoltcp's ACK goes out where it is made.
+    #[serde(default)]
+    pub ack_window_test: bool,
 }
 
 pub(super) fn one() -> u32 {

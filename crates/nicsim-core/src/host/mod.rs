@@ -406,6 +406,12 @@ impl Host {
         self.quickack_settled = settled;
     }
 
+    /// Some TCP socket still has quick ACKs left (Linux ACKs every segment
+    /// at once then, whatever its window does).
+    pub fn quickacking(&self) -> bool {
+        !self.quickack_settled
+    }
+
     /// When the stack next needs a poll, as smoltcp reports it.
     pub fn poll_at(&mut self, now: Time) -> Option<Time> {
         self.iface.poll_at(now.to_smoltcp(), &self.sockets).map(Time::from_smoltcp)

@@ -16,6 +16,7 @@
 //! its frames go straight to the link. A timed host's work goes through
 //! [`Timed`]. Units: picoseconds, bytes, cycles.
 
+pub mod ackgate;
 mod backlog;
 pub(crate) mod cost;
 mod join;

@@ -78,6 +78,8 @@ pub struct TimingReport {
     pub gro: Option<crate::nic::gro::GroStats>,
     /// Zero-copy TCP/IP counters (hosts with a zero-copy switch on only).
     pub zero_copy: Option<crate::nic::offload::specdefrag::ZeroCopyStats>,
+    /// ACKs the window test held (`cpu.ack_window_test` on only).
+    pub delayed_acks: Option<super::ackgate::AckStats>,
 }
 
 fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
@@ -155,6 +157,7 @@ impl Timed {
             lro: offload.lro,
             gro: offload.gro,
             zero_copy: offload.zero_copy,
+            delayed_acks: t.ack_gate.as_ref().map(|g| g.stats),
         }
     }
 

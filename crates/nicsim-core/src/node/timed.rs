@@ -137,6 +137,10 @@ pub struct Timed {
     pub(crate) rx_pages: (u64, u64),
     /// TSO autosizing and deferral of the stack's output (`nic.tso_defer`).
     pub(crate) autosize: Option<crate::host::autosize::Autosize>,
+    /// Linux's window test before an immediate ACK (`cpu.ack_window_test`).
+    pub(crate) ack_gate: Option<super::ackgate::AckGate>,
+    /// The poll under way follows the application's read.
+    pub(crate) after_read: bool,
     /// Socket backlog (`cpu.socket_backlog`): the application is in a call
     /// that holds the socket lock, and the segments that wait for it.
     pub(crate) owned: bool,
@@ -163,6 +167,7 @@ impl Timed {
         let nic = Nic::new(timing.nic.rx_ring, timing.nic.dim);
         let autosize = (tx.engine_ref().stack().segmentation && timing.nic.tso_defer.0 > 0)
             .then(|| crate::host::autosize::Autosize::new(Dur(timing.nic.tso_defer.0)));
+        let ack_gate = timing.cpu.ack_window_test.then(super::ackgate::AckGate::default);
         Timed {
             bus: Bus::new(&timing.bus),
             cpu_wakes: vec![None; cores.len()],
@@ -181,6 +186,8 @@ impl Timed {
             call,
             glued: false,
             app_blocked: false,
+            ack_gate,
+            after_read: false,
             unread: (0, 0),
             unread_lines: 0,
             stack_reach: 0,
@@ -427,6 +434,7 @@ impl Timed {
         if self.with_call(env, now, |e, cx, _| e.call_done(cx)) {
             self.app_kick(env, now, false);
         } else {
+            self.after_read = matches!(op, Op::Read { .. });
             self.timed_poll(env, now, Ctx { core: app_core, class: Class::Task }, false);
         }
         if computing {
@@ -446,6 +454,13 @@ impl Timed {
         let blocked = env.host.dev.tx_blocked;
         self.driver.stack_blocked = blocked;
         let mut frames = std::mem::take(&mut env.host.dev.tx);
+        if let Some(g) = self.ack_gate.as_mut() {
+            let read = std::mem::take(&mut self.after_read);
+            frames = g.offer(frames, now, read || env.host.quickacking());
+            if let Some(at) = g.deadline() {
+                env.request_poll(at);
+            }
+        }
         if let Some(a) = self.autosize.as_mut() {
             frames = a.offer(frames, now);
             if let Some(at) = a.deadline() {
