@@ -20,11 +20,13 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --search FIT.json SECONDS SEED  # random search, most rows within 10 % first
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
-The profile of 2026-11-26 (session 17, after DIM's first step and the
-transmit DMA's overlapping reads) came from --search runs from the
-session-16 set: seed 229 (2 400 s, 10 137 sets) found the best, 25 rows
-within 10 %; seed 227 found 24. Seeds 233 and 239 from the landed set
-(1 200 s, 5 216 and 5 828 sets) found no set with more rows. Earlier sets
+The profile of 2026-11-26 (session 18, after the PCIe one-TLP change,
+the writer's wake-up at a third of its buffer and Linux's window test
+before an immediate ACK) came from --search runs: seeds 251 and 253
+(1 800 s each, from the session-17 set and from a set searched with the
+window test alone) reached 20 and 22 rows; seed 257 (1 200 s) from seed
+253's best 22; seed 259 (600 s, 3 334 sets) from seed 257's best found
+23 rows within 10 %, squared log error 29.5 (session 17: 25 rows). Earlier sets
 and searches are recorded in
 docs/models/modern-host.md. A search writes its best set so far to
 fit_cai.json whenever it improves.
