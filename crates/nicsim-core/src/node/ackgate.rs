@@ -63,10 +63,13 @@ struct Ack {
     pure: bool,
 }
 
+/// Offset of the window field in a TCP header, bytes.
+const TCP_WINDOW: usize = 14;
+
 fn ack_of(frame: &[u8]) -> Option<Ack> {
     let v = TcpView::parse(frame)?;
     let ack = v.ack?;
-    let at = 14 + v.ip_header + 14;
+    let at = crate::link::ETH_HEADER as usize + v.ip_header + TCP_WINDOW;
     let window = u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]);
     Some(Ack { flow: v.flow, window, ack, pure: v.payload == 0 && !v.syn && !v.fin && !v.rst })
 }
@@ -76,6 +79,9 @@ impl AckGate {
     /// reader has just copied (its `tcp_cleanup_rbuf`), so held ACKs go too
     /// (the caller also passes it in quick-ACK mode, which ACKs at once).
     pub(crate) fn offer(&mut self, frames: Vec<TxFrame>, now: Time, read: bool) -> Vec<TxFrame> {
+        if frames.is_empty() && self.held.is_empty() {
+            return frames;
+        }
         let mut out = Vec::with_capacity(frames.len() + self.held.len());
         for frame in frames {
             let Some(a) = ack_of(&frame.bytes) else {
