@@ -56,14 +56,26 @@ PUBLISHED: dict[str, dict[str, Any]] = {
 }
 SPEC_MAPPING = {
     "data_copy": {"copy", "memory_stall", "checksum"},
-    "tcpip": {"tcp", "ip", "udp", "ip_frag"},
-    "netdev": {"device", "driver", "coalesce"},
+    "tcpip": {"tcp", "ip", "udp", "ip_frag", "socket"},
+    "netdev": {"device", "driver", "coalesce", "interrupt"},
     "skb": {"skb"},
     "mm": {"mm"},
     "lock": {"lock"},
-    "sched": {"sched"},
+    "sched": {"sched", "syscall"},
+    "user": {"app"},
 }
-"""The brief's mapping; every other layer is etc."""
+"""Where the study's table of kernel symbols (symbol_mapping.tsv in its
+artifact) puts what each layer stands for: the socket calls (sock_sendmsg,
+inet_recvmsg, __sys_recvfrom) are tcp/ip, the system call's entry and exit
+(entry_SYSCALL_64, do_syscall_64, syscall_return_via_sysret) sched, the
+driver's interrupt handler (mlx5e_completion_event) netdev, and user space
+is in no category. Every other layer is etc. The interrupt layer's entry
+and exit are split off (INTERRUPT_ENTRY_EXIT)."""
+INTERRUPT_ENTRY_EXIT = (600, 300)
+"""cai-xeon-6128's cpu.interrupt_entry (the study's sched: interrupt_entry)
+and cpu.interrupt_exit (etc: native_irq_return_iret, the APIC's EOI)."""
+COVERAGE = 95.0
+"""The study's script adds kernel symbols until they cover 95 % of the samples."""
 CLAIMS = {
     "claim.receiver_bottleneck", "claim.no_opts_tcpip_largest", "claim.all_opts_copy_largest",
     "claim.tso_gro_raises_per_core", "claim.jumbo_raises_per_core", "claim.all_opts_highest_per_core",
@@ -142,17 +154,21 @@ def test_calibration_rows_carry_the_published_values(rows: list[comparison.Row])
                 assert r.error_pct == pytest.approx(100 * (r.nicsim - v) / v)
 
 
-def test_each_sides_breakdown_adds_up_to_100(rows: list[comparison.Row], reports: dict[str, RunReport]) -> None:
+def test_each_sides_breakdown_adds_up_to_the_studys_coverage(
+        rows: list[comparison.Row], reports: dict[str, RunReport]) -> None:
+    # No user-space work in these runs: the kernel's categories cover 95 % of the cycles.
     for c, report in reports.items():
         m = measure(report)
         for side in SIDES:
             assert list(m.sides[side].breakdown_pct) == SPEC_CATEGORIES
-            assert sum(m.sides[side].breakdown_pct.values()) == pytest.approx(100.0, abs=1e-6), (c, side)
+            assert m.sides[side].cycles.get("app", 0) == 0
+            assert sum(m.sides[side].breakdown_pct.values()) == pytest.approx(COVERAGE, abs=1e-6), (c, side)
     by = {r.id: r.nicsim for r in rows}
     for c in CONFIGS:
         for side in SIDES:
             # The file keeps six significant digits per cell.
-            assert sum(by[f"breakdown_pct.{side}.{cat}.{c}"] for cat in SPEC_CATEGORIES) == pytest.approx(100, abs=1e-3)
+            assert sum(by[f"breakdown_pct.{side}.{cat}.{c}"] for cat in SPEC_CATEGORIES) == pytest.approx(
+                COVERAGE, abs=1e-3)
 
 
 def core_layer_names() -> list[str]:
@@ -165,7 +181,7 @@ def core_layer_names() -> list[str]:
 
 def test_the_mapping_puts_every_core_layer_in_exactly_one_category() -> None:
     names = core_layer_names()
-    assert set(LAYER_CATEGORY.values()) <= set(SPEC_CATEGORIES)
+    assert set(LAYER_CATEGORY.values()) <= set(SPEC_CATEGORIES) | {"user"}
     assert list(CATEGORIES) == SPEC_CATEGORIES
     for name in names:
         # Listed explicitly (a new layer must be placed on purpose), and where the brief puts it.
@@ -194,12 +210,18 @@ def test_quantities_recomputed_from_the_raw_reports(rows: list[comparison.Row], 
             assert by[f"cpu_pct.{side}.{c}"] == pytest.approx(cpu[side], rel=1e-5)
             cycles = hosts[name]["timing"]["cycles"]
             total = sum(cycles.values())
+            irqs = sum(core["interrupts"] for core in hosts[name]["timing"]["cores"])
+            entry, exit_ = (irqs * n for n in INTERRUPT_ENTRY_EXIT)
+            assert cycles.get("interrupt", 0) >= entry + exit_
             for cat in SPEC_CATEGORIES:
                 if cat == "etc":
                     mine = sum(v for k, v in cycles.items() if not any(k in ls for ls in SPEC_MAPPING.values()))
+                    mine += exit_
                 else:
                     mine = sum(v for k, v in cycles.items() if k in SPEC_MAPPING[cat])
-                assert by[f"breakdown_pct.{side}.{cat}.{c}"] == pytest.approx(100 * mine / total, abs=1e-4), (c, side, cat)
+                    mine += entry if cat == "sched" else -(entry + exit_) if cat == "netdev" else 0
+                want = COVERAGE * mine / total
+                assert by[f"breakdown_pct.{side}.{cat}.{c}"] == pytest.approx(want, abs=1e-4), (c, side, cat)
 
 
 def test_each_configuration_sets_its_knobs_on_both_hosts(reports: dict[str, RunReport]) -> None:
@@ -278,5 +300,26 @@ def test_bad_input_is_refused_with_a_reason() -> None:
     with pytest.raises(ValueError, match="8 values"):
         _breakdown(1.0, 2.0)
     assert per_core(30.0, 150.0) == pytest.approx(20.0)
-    assert breakdown({"tcp": 1.0, "copy": 3.0, "syscall": 4.0, "skb": 2.0}) == {
-        "data_copy": 30.0, "etc": 40.0, "lock": 0.0, "mm": 0.0, "netdev": 0.0, "sched": 0.0, "skb": 20.0, "tcpip": 10.0}
+    with pytest.raises(ValueError, match="more than the interrupt layer"):
+        breakdown({"tcp": 10.0, "interrupt": 800.0}, 1, 600.0, 300.0)
+    with pytest.raises(ValueError, match="negative interrupt count"):
+        breakdown({"tcp": 10.0}, -1)
+
+
+def test_the_breakdown_counts_as_the_studys_script_does() -> None:
+    # Worked by hand. Kernel layers only: the eight shares cover 95 % of the cycles.
+    assert breakdown({"tcp": 1.0, "copy": 3.0, "syscall": 4.0, "skb": 2.0}) == pytest.approx({
+        "data_copy": 28.5, "etc": 0.0, "lock": 0.0, "mm": 0.0, "netdev": 0.0, "sched": 38.0, "skb": 19.0,
+        "tcpip": 9.5})
+    # Two interrupts of 600 + 1000 + 300 cycles: 1200 of entry (sched), 600 of exit (etc), 2000 of
+    # handler (netdev); the socket layer is tcp/ip. 4000 kernel cycles, 95 % coverage.
+    assert breakdown({"interrupt": 3800.0, "socket": 200.0}, 2, 600.0, 300.0) == pytest.approx({
+        "data_copy": 0.0, "etc": 14.25, "lock": 0.0, "mm": 0.0, "netdev": 47.5, "sched": 28.5, "skb": 0.0,
+        "tcpip": 4.75})
+    # User space counts in the samples but in no category: with 10 % of the cycles in user space
+    # the kernel's 90 % are all summed (the script never reaches 95 %).
+    assert breakdown({"app": 100.0, "tcp": 900.0}) == pytest.approx({
+        "data_copy": 0.0, "etc": 0.0, "lock": 0.0, "mm": 0.0, "netdev": 0.0, "sched": 0.0, "skb": 0.0,
+        "tcpip": 90.0})
+    # With 2 % in user space the script stops at 95 %.
+    assert breakdown({"app": 20.0, "tcp": 980.0})["tcpip"] == pytest.approx(95.0)

@@ -20,12 +20,12 @@ from .experiments import (
     CALIBRATION, CATEGORIES, CONFIG, CONFIGS, DURATION, LAYER_CATEGORY, PUBLISHED, RUNS, SIDES, Config, Published,
     category,
 )
-from .metrics import Metrics, Side, breakdown, cpu_pct, measure, per_core
+from .metrics import Metrics, Side, breakdown, category_cycles, cpu_pct, interrupt_cycles, measure, per_core
 from .report import TOLERANCE_PCT, quantities
 from .study import STUDY, build, reproduce
 
 __all__ = [
     "CALIBRATION", "CATEGORIES", "CONFIG", "CONFIGS", "DURATION", "LAYER_CATEGORY", "PUBLISHED", "RUNS", "SIDES",
-    "STUDY", "TOLERANCE_PCT", "Config", "Metrics", "Published", "Side", "breakdown", "build", "category", "cpu_pct",
-    "measure", "per_core", "quantities", "reproduce",
+    "STUDY", "TOLERANCE_PCT", "Config", "Metrics", "Published", "Side", "breakdown", "build", "category",
+    "category_cycles", "cpu_pct", "interrupt_cycles", "measure", "per_core", "quantities", "reproduce",
 ]

@@ -25,6 +25,9 @@ DURATION = "40ms"
 many times over at the study's rates, short enough for the seven runs to
 take seconds."""
 
+PROFILE = "cai-xeon-6128"
+"""The profile both hosts of ``flow.toml`` use."""
+
 SENDER = "a"
 RECEIVER = "b"
 SIDES = {"sender": SENDER, "receiver": RECEIVER}
@@ -84,16 +87,23 @@ CATEGORIES = ("data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip
 """The study's CPU categories, in its order."""
 
 LAYER_CATEGORY: Mapping[str, str] = {
-    # data_copy: moving payload bytes, and what the CPU waits on or computes over them.
+    # The study classifies perf's kernel symbols by its own table
+    # (symbol_mapping.tsv of its artifact, github.com/Terabit-Ethernet/
+    # terabit-network-stack-profiling); each layer goes where that table
+    # puts the functions it stands for.
+    # data_copy: copy_user_enhanced_fast_string, _copy_to_iter, skb_copy_datagram_iter, memcpy_erms, csum_partial...
     "copy": "data_copy",
     "memory_stall": "data_copy",
     "checksum": "data_copy",
-    # tcpip: protocol processing.
+    # tcpip: tcp_*, ip_*, and the socket calls: sock_sendmsg, inet_sendmsg, sock_write_iter,
+    # sock_recvmsg, inet_recvmsg, __sys_recvfrom, tcp_sendmsg, tcp_recvmsg.
     "tcp": "tcpip",
     "ip": "tcpip",
     "udp": "tcpip",
     "ip_frag": "tcpip",
-    # netdev: the generic device layer, the driver and GRO (which runs in the driver's poll).
+    "socket": "tcpip",
+    # netdev: __dev_queue_xmit, the qdisc, mlx5e_* (the driver, its interrupt handler
+    # mlx5e_completion_event and __napi_schedule), napi_gro_receive, dev_gro_receive.
     "device": "netdev",
     "driver": "netdev",
     "coalesce": "netdev",
@@ -102,19 +112,43 @@ LAYER_CATEGORY: Mapping[str, str] = {
     "mm": "mm",
     "lock": "lock",
     "sched": "sched",
-    # etc: everything else the core reports.
-    "app": "etc",
-    "syscall": "etc",
-    "socket": "etc",
-    "interrupt": "etc",
+    # sched: entry_SYSCALL_64, do_syscall_64 and syscall_return_via_sysret are the system call's
+    # entry and exit.
+    "syscall": "sched",
+    # The interrupt layer holds three things the study puts in three categories: see
+    # INTERRUPT_SPLIT.
+    "interrupt": "netdev",
+    # User space: the study sums kernel symbols only (perf's "[k]" lines); the application's
+    # cycles are samples in no category.
+    "app": "user",
+    # etc: everything else the core reports (nothing of it runs in the study's configurations).
     "command": "etc",
     "via_library": "etc",
     "via_transport": "etc",
     "dma": "etc",
 }
-"""nicsim's CPU layer (``timing.cycles`` key) -> the study's category. A
-layer not listed (one added to the core later) counts as ``etc``: see
-:func:`category`."""
+"""nicsim's CPU layer (``timing.cycles`` key) -> the study's category, or
+``user`` for cycles in no category. A layer not listed (one added to the
+core later) counts as ``etc``: see :func:`category`. The ``interrupt``
+layer is split (:data:`INTERRUPT_SPLIT`): what is left of it after its
+entry and exit is the driver's handler."""
+
+USER = "user"
+"""The category of user-space cycles: none of the study's eight."""
+
+INTERRUPT_SPLIT = {"interrupt_entry": "sched", "interrupt_exit": "etc"}
+"""Each interrupt's entry (``interrupt_entry``, the study's ``sched``) and
+exit (``native_irq_return_iret``, ``native_apic_msr_eoi_write``: ``etc``),
+the profile's ``cpu.interrupt_entry`` and ``cpu.interrupt_exit`` cycles;
+the rest of the ``interrupt`` layer is the driver's handler
+(``mlx5e_completion_event``, ``__napi_schedule``: ``netdev``)."""
+
+COVERAGE_PCT = 95.0
+"""The study's script adds perf's kernel lines, largest first, until they
+reach 95 % of the samples (``process_util_breakdown_output``): the
+breakdown leaves out the smallest functions' last 5 %. nicsim's categories
+are scaled to cover the same share, the tail taken from each in
+proportion."""
 
 DEFAULT_CATEGORY = "etc"
 

@@ -5,8 +5,9 @@
   times 100 (100 % = one core busy for the whole run);
 * throughput per core: throughput over the receiver's cores used (its CPU % / 100);
 * breakdown: per side, the host's CPU cycles by layer grouped into the
-  study's categories (:data:`.experiments.LAYER_CATEGORY`), as a percentage
-  of the host's total cycles.
+  study's categories (:data:`.experiments.LAYER_CATEGORY`, after the
+  study's own table of kernel symbols), as a percentage of the host's total
+  cycles, covering the 95 % of them the study's script adds up.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 
 from nicsim.studies.records import HostTiming, RunReport
 
-from .experiments import CATEGORIES, SIDES, category
+from nicsim.models.extract import load_profile
+
+from .experiments import CATEGORIES, COVERAGE_PCT, INTERRUPT_SPLIT, PROFILE, SIDES, USER, category
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,8 @@ class Side:
     cycles: Mapping[str, float]
     """Cycles per nicsim layer (non-zero layers only)."""
     breakdown_pct: Mapping[str, float]
-    """Category -> % of the host's cycles, every category of :data:`CATEGORIES`, in its order."""
+    """Category -> % of the host's cycles, every category of :data:`CATEGORIES`, in its order
+    (they add up to 95 without user-space work: see :func:`breakdown`)."""
 
     @property
     def total_cycles(self) -> float:
@@ -73,24 +77,69 @@ def cpu_pct(timing: HostTiming) -> float:
     return 100.0 * sum(float(c["utilization"]) for c in cores)
 
 
-def breakdown(cycles: Mapping[str, float]) -> dict[str, float]:
-    """Cycles per nicsim layer -> % per study category (every category, in
-    :data:`CATEGORIES` order; they add up to 100)."""
-    total = sum(cycles.values())
-    if total <= 0:
-        raise ValueError("no CPU cycles to break down")
+def category_cycles(
+    cycles: Mapping[str, float], interrupts: int = 0, entry: float = 0.0, exit_: float = 0.0
+) -> dict[str, float]:
+    """Cycles per nicsim layer -> cycles per study category (every category,
+    in :data:`CATEGORIES` order; user-space cycles are in none).
+
+    ``interrupts`` interrupts each paid ``entry`` and ``exit_`` cycles of the
+    ``interrupt`` layer (:data:`.experiments.INTERRUPT_SPLIT`); the rest of
+    that layer is the driver's handler."""
     by = dict.fromkeys(CATEGORIES, 0.0)
     for layer, v in cycles.items():
         if v < 0:
             raise ValueError(f"layer {layer!r} has negative cycles ({v})")
-        by[category(layer)] += v
-    return {c: 100.0 * v / total for c, v in by.items()}
+        cat = category(layer)
+        if cat != USER:
+            by[cat] += v
+    if interrupts < 0:
+        raise ValueError(f"a negative interrupt count ({interrupts})")
+    split = {"interrupt_entry": interrupts * entry, "interrupt_exit": interrupts * exit_}
+    if sum(split.values()) > cycles.get("interrupt", 0.0) * (1 + 1e-9):
+        raise ValueError(
+            f"{interrupts} interrupts of {entry:g} + {exit_:g} cycles are more than the interrupt layer's "
+            f"{cycles.get('interrupt', 0.0):g}")
+    for part, v in split.items():
+        by[category("interrupt")] -= v
+        by[INTERRUPT_SPLIT[part]] += v
+    return by
+
+
+def breakdown(
+    cycles: Mapping[str, float], interrupts: int = 0, entry: float = 0.0, exit_: float = 0.0
+) -> dict[str, float]:
+    """Cycles per nicsim layer -> % per study category, as the study's script
+    counts them (every category, in :data:`CATEGORIES` order; the interrupt
+    layer split as :func:`category_cycles` does).
+
+    The shares are of all cycles, user space included; the kernel's are
+    scaled to cover at most :data:`.experiments.COVERAGE_PCT` % of them, so
+    they add up to 95 when there is no user-space work."""
+    total = sum(cycles.values())
+    if total <= 0:
+        raise ValueError("no CPU cycles to break down")
+    by = category_cycles(cycles, interrupts, entry, exit_)
+    kernel = sum(by.values())
+    scale = min(1.0, COVERAGE_PCT / 100.0 * total / kernel) if kernel > 0 else 1.0
+    return {c: 100.0 * scale * v / total for c, v in by.items()}
+
+
+def interrupt_cycles(profile: str = PROFILE) -> tuple[float, float]:
+    """``cpu.interrupt_entry`` and ``cpu.interrupt_exit`` of built-in profile ``profile``."""
+    prof = load_profile(profile)
+    if prof is None:
+        raise ValueError(f"profile {profile!r}: no such built-in profile")
+    cpu = prof.get("cpu", {})
+    return float(cpu.get("interrupt_entry", 0)), float(cpu.get("interrupt_exit", 0))
 
 
 def measure(report: RunReport) -> Metrics:
     """The study's quantities from a flow's run."""
     sides: dict[str, Side] = {}
+    entry, exit_ = interrupt_cycles()
     for side, host in SIDES.items():
         t = report.host(host).timed
-        sides[side] = Side(cpu_pct(t), dict(t.cycles), breakdown(t.cycles))
+        interrupts = sum(int(c.get("interrupts", 0)) for c in t.raw.get("cores", []))
+        sides[side] = Side(cpu_pct(t), dict(t.cycles), breakdown(t.cycles, interrupts, entry, exit_))
     return Metrics(report.summary.goodput_bps / 1e9, sides, report.summary.retransmissions)
