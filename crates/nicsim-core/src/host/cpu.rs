@@ -277,6 +277,10 @@ pub struct CoreStats {
     pub interrupts: u64,
     /// Jobs completed.
     pub jobs: u64,
+    /// Idle periods that ended: times a job came to the core after it had
+    /// been idle for some time (each is a pass through the operating
+    /// system's idle loop).
+    pub idle_periods: u64,
 }
 
 #[derive(Debug)]
@@ -297,6 +301,8 @@ pub struct Core<T> {
     /// Busy picoseconds per time bin (utilisation over time).
     pub series: Vec<u64>,
     bin: u64,
+    /// Since when the core has had nothing to run (None while it has).
+    idle_since: Option<Time>,
 }
 
 /// What the simulation must do after a core changed state: schedule a
@@ -319,6 +325,7 @@ impl<T> Core<T> {
             stats: CoreStats::default(),
             series: Vec::new(),
             bin: bin.0,
+            idle_since: Some(Time::ZERO),
         }
     }
 
@@ -358,6 +365,9 @@ impl<T> Core<T> {
         let class = job.class;
         match &self.running {
             None => {
+                if self.idle_since.take().is_some_and(|t| t < now) {
+                    self.stats.idle_periods += 1;
+                }
                 self.queues[class as usize].push_back(job);
                 self.start_next(now)
             }
@@ -387,6 +397,9 @@ impl<T> Core<T> {
         self.account(r.started, now);
         self.stats.jobs += 1;
         let next = self.start_next(now);
+        if next.is_none() {
+            self.idle_since = Some(now);
+        }
         Some((r.job, next))
     }
 
@@ -443,6 +456,31 @@ mod tests {
         assert_eq!((done.then, next), (1, None));
         assert_eq!(c.stats.cycles[Layer::Tcp.index()], 1000);
         assert_eq!(c.stats.busy_ps, 2_500_000);
+    }
+
+    #[test]
+    fn an_idle_period_ends_when_work_comes_after_a_gap_not_back_to_back() {
+        let mut c: Core<u32> = Core::new(1_000_000_000, Dur::ZERO); // 1 cycle = 1 ns
+                                                                    // Work at time 0 finds the core idle since time 0: no gap, no idle period.
+        let w = c.submit(Time::ZERO, job(Class::Task, 100, 1)).unwrap();
+        // Queued work behind it, and work submitted the instant it ends, are back to back.
+        assert!(c.submit(Time(50_000), job(Class::Task, 100, 2)).is_none());
+        let (_, n) = c.complete(w.at).unwrap();
+        let (_, n) = c.complete(n.unwrap().at).unwrap();
+        assert!(n.is_none());
+        let w = c.submit(Time(200_000), job(Class::Task, 100, 3)).unwrap();
+        assert_eq!(c.stats.idle_periods, 0);
+        c.complete(w.at).unwrap();
+        // An interrupt 1 µs later ends an idle period; so does a task after it.
+        let w = c.submit(Time(1_300_000), job(Class::Irq, 100, 4)).unwrap();
+        assert_eq!(c.stats.idle_periods, 1);
+        c.complete(w.at).unwrap();
+        let w = c.submit(Time(2_000_000), job(Class::Task, 100, 5)).unwrap();
+        // Preempting a running job is no idle period.
+        c.submit(Time(2_050_000), job(Class::Irq, 10, 6)).unwrap();
+        assert_eq!(c.stats.idle_periods, 2);
+        assert!(c.complete(w.at).is_none(), "stale completion");
+        assert_eq!(c.stats.jobs, 4);
     }
 
     #[test]

@@ -226,6 +226,13 @@ pub struct CpuConfig {
     /// timer after 40 ms. Off: smoltcp's ACK goes out where it is made.
     #[serde(default)]
     pub ack_window_test: bool,
+    /// Time from waking a blocked application to its first instruction
+    /// when its core was idle: the idle state's exit (and the wake-up's
+    /// signal to that core). The core is not busy meanwhile. A woken
+    /// application whose core is running something waits for the core
+    /// instead. 0: it runs at once.
+    #[serde(default)]
+    pub wake_latency: Duration,
 }
 
 pub(super) fn one() -> u32 {

@@ -127,6 +127,9 @@ impl Timing {
                 return err("memory.lines", "cycle counts must be at most 100000".into());
             }
         }
+        if self.cpu.wake_latency.0 > crate::engine::time::PS_PER_S / 1000 {
+            return err("cpu.wake_latency", format!("must be at most 1ms, got {}", self.cpu.wake_latency));
+        }
         let n = &self.nic;
         for (field, ring) in [("nic.tx_ring", n.tx_ring), ("nic.rx_ring", n.rx_ring)] {
             if !ring.is_power_of_two() || !(8..=65536).contains(&ring) {

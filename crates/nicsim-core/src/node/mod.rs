@@ -59,6 +59,9 @@ pub enum HostEvent {
     Offload(OffloadEvent),
     /// The offload engine's re-armable timer.
     OffloadTimer(OffloadEvent),
+    /// A blocked application woken on an idle core (by arriving data:
+    /// `true`) has waited out `cpu.wake_latency` (timed host).
+    AppResume(bool),
 }
 
 /// What a host reaches beyond itself: the scheduler for its own events,
@@ -121,6 +124,11 @@ impl Env<'_> {
                 Ok(())
             }
             (HostEvent::Offload(ev), Some(t)) => t.on_offload_event(self, ev, now),
+            (HostEvent::AppResume(woken), Some(t)) => {
+                t.app_busy = false;
+                t.app_kick(self, now, woken);
+                Ok(())
+            }
             (HostEvent::OffloadTimer(ev), Some(t)) => {
                 t.offload_timer = None;
                 t.on_offload_event(self, ev, now)

@@ -26,6 +26,9 @@ pub struct CoreReport {
     pub interrupts: u64,
     /// Interrupts per simulated second.
     pub interrupts_per_s: f64,
+    /// Idle periods that ended (a job came to the core after it had been
+    /// idle for some time).
+    pub idle_periods: u64,
     /// Cycles per layer (layers with none are left out).
     pub cycles: BTreeMap<&'static str, u64>,
     /// Busy fraction per `run.sample_interval` bin.
@@ -107,6 +110,7 @@ impl Timed {
                     busy_s: c.stats.busy_ps as f64 / 1e12,
                     interrupts: c.stats.interrupts,
                     interrupts_per_s: c.stats.interrupts as f64 / secs,
+                    idle_periods: c.stats.idle_periods,
                     cycles: named(&c.stats.cycles),
                     utilization_series: c.series.iter().map(|&b| b as f64 / bin.max(1) as f64).collect(),
                 }

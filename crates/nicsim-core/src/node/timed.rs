@@ -118,6 +118,9 @@ pub struct Timed {
     /// The application found nothing to do and blocked: its next call
     /// starts with the scheduler switching to it (`costs.schedule`).
     pub(crate) app_blocked: bool,
+    /// A blocked application was woken on an idle core and waits out
+    /// `cpu.wake_latency`; then it is switched in.
+    pub(crate) waking: bool,
     /// Received data segments (sk_buffs) and the frames (buffers) they came
     /// in, delivered to a socket and not yet freed by a read.
     pub(crate) unread: (u64, u64),
@@ -186,6 +189,7 @@ impl Timed {
             call,
             glued: false,
             app_blocked: false,
+            waking: false,
             ack_gate,
             after_read: false,
             unread: (0, 0),
@@ -496,6 +500,7 @@ impl Timed {
         }
         let Some(op) = env.app.next_op(now, env.host) else {
             self.app_blocked = true;
+            self.waking = false;
             return;
         };
         let msg = env.app.current_msg();
@@ -507,6 +512,15 @@ impl Timed {
             return;
         }
         let t = &mut *self;
+        // A blocked application on an idle core runs once the core has left
+        // its idle state (`cpu.wake_latency`); the core stays idle meanwhile.
+        let latency = Dur(t.timing.cpu.wake_latency.0);
+        if t.app_blocked && !std::mem::take(&mut t.waking) && latency > Dur::ZERO && t.cores[app_core].is_idle() {
+            t.app_busy = true;
+            t.waking = true;
+            env.out.at(now + latency, Priority::DEVICE, HostEvent::AppResume(woken));
+            return;
+        }
         t.app_busy = true;
         let resumed = std::mem::take(&mut t.app_blocked);
         let c = &t.timing.costs;

@@ -313,6 +313,12 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ),
         ("application on a missing core", timed("cpu = { app_core = 4 }"), "hosts[0].cpu.app_core", "does not exist"),
         (
+            "a wake-up of a second",
+            timed("cpu = { wake_latency = \"1s\" }"),
+            "hosts[0].cpu.wake_latency",
+            "must be at most 1ms",
+        ),
+        (
             "memory latency of a million cycles",
             timed("memory = { latency = 1000000 }"),
             "hosts[0].memory.latency",

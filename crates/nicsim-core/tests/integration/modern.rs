@@ -534,3 +534,25 @@ fn a_writer_woken_at_a_third_of_its_buffer_sleeps_once_a_third() {
     assert!(sleeps(&third) >= 1 && sleeps(&third) <= thirds + 2, "{} sleeps for {thirds} thirds", sleeps(&third));
     assert!(sleeps(&any) > sleeps(&third), "{} against {}", sleeps(&any), sleeps(&third));
 }
+
+#[test]
+fn a_reader_woken_on_an_idle_core_waits_for_the_core_to_wake_and_sleeps_less_often() {
+    // No offloads at 100 Gb/s: the reader, on its own core, catches up and
+    // blocks again and again. Woken, it runs only once its core has left
+    // its idle state (`cpu.wake_latency`): more data waits by then, so it
+    // blocks less often, and its core is idle for at least the latency
+    // before each run.
+    let sleeps_idle = |latency: &str| {
+        let r = flow("1500B", &format!("cpu = {{ wake_latency = \"{latency}\" }}"));
+        assert!(r.summary.verified, "{latency}: the stream arrives intact");
+        let reader = &timing(&r, 1).cores[1];
+        assert_eq!(reader.interrupts, 0, "the reader's core takes no interrupts without aRFS");
+        let run_s = reader.busy_s / reader.utilization;
+        (reader.idle_periods as f64 / r.summary.payload_bytes as f64, reader.idle_periods, run_s - reader.busy_s)
+    };
+    let (at_once, _, _) = sleeps_idle("0us");
+    let (late, periods, idle_s) = sleeps_idle("10us");
+    assert!(periods > 100, "{periods} idle periods");
+    assert!(late < 0.7 * at_once, "{late:e} idle periods a byte woken after 10 us, {at_once:e} at once");
+    assert!(periods as f64 * 10e-6 <= idle_s, "{periods} wake-ups of 10 us in {idle_s:e} s idle");
+}
