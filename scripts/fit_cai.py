@@ -92,7 +92,7 @@ FIXED = dict(syscall=300, wakeup=0, interrupt=1000)
 P0 = dict(socket_send=800, socket_recv=800, tcp_tx=1200, tcp_rx=1000, tcp_rx_remote=1500, driver_tx=500,
           driver_rx=500, driver_tx_clean=200, driver_refill=300, gro_rx=300, skb_alloc=200, skb_free=200, skb_slab=150,
           page_alloc=300, page_frag=300, page_free=150, sock_lock=100, line_transfer=150, schedule=1500,
-          cached_copy_gbps=19.0, llc_copy_gbps=10.0, copy_gbps=8.0)
+          cached_copy_gbps=19.0, llc_copy_gbps=10.0, copy_gbps=8.0, wake_latency_us=2.0)
 
 def costs(x):
     c = dict(FIXED)
@@ -102,6 +102,9 @@ def costs(x):
         c[k] = x[k]
     # Sets fitted before the send fragment had a cost of its own.
     c["page_frag"] = x.get("page_frag", x["page_alloc"])
+    # Sets fitted before the queueing discipline had a cost of its own.
+    if "qdisc" in x:
+        c["qdisc"] = x["qdisc"]
     c["ip_tx"] = 0.3 * x["tcp_tx"]; c["ip_rx"] = x["ip_rx"] if "ip_rx" in x else 0.3 * x["tcp_rx"]
     c["device_tx"] = 0.5 * x["driver_tx"]; c["device_rx"] = 0.5 * x["driver_rx"]
     return c
@@ -111,7 +114,8 @@ def extra(x):
     s = "costs = { " + ", ".join(f"{k} = {{ cycles = {int(round(max(0, v)))}, mem = 0 }}" for k, v in c.items()) + " }\n"
     s += (f'memory = {{ cached_copy_bandwidth = "{x["cached_copy_gbps"]:.3f}GB/s", copy_bandwidth = "{x["copy_gbps"]:.3f}GB/s", '
           f'llc_copy_bandwidth = "{x["llc_copy_gbps"]:.3f}GB/s" }}\n')
-    s += f'cpu = {{ line_transfer = {int(round(x["line_transfer"]))} }}\n'
+    wake = f'wake_latency = "{x["wake_latency_us"]:.3f}us", ' if "wake_latency_us" in x else ""
+    s += f'cpu = {{ {wake}line_transfer = {int(round(x["line_transfer"]))} }}\n'
     return s
 
 def target(cfg):
@@ -145,7 +149,10 @@ def resid(x, dur):
 
 BOUNDS = dict(cached_copy_gbps=(8, 40), llc_copy_gbps=(5, 30), copy_gbps=(4, 15), schedule=(500, 8000),
               socket_send=(150, 3000), socket_recv=(150, 3000),
-              line_transfer=(50, 400))
+              line_transfer=(50, 400),
+              # Skylake-SP's shallowest idle states: C1 and C1E exit latencies
+              # (intel_idle.c skx_cstates: 2 and 10 us).
+              wake_latency_us=(2, 10))
 PRIOR_W = 0.15
 W_TPUT = 0.5
 

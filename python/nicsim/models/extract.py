@@ -395,6 +395,7 @@ LAYER_COSTS = {
     "ip": ("ip_tx", "ip_rx"),
     "ip_frag": ("ip_frag", "ip_defrag"),
     "device": ("device_tx", "device_rx"),
+    "qdisc": ("qdisc",),
     "driver": ("driver_tx", "driver_rx", "driver_tx_clean", "driver_refill"),
     "interrupt": ("interrupt",),
     "command": ("offload.command_rx", "offload.completion"),

@@ -45,6 +45,9 @@ pub enum Layer {
     IpFrag,
     /// Generic device layer (queueing between IP and the driver).
     Device,
+    /// The queueing discipline's own enqueue and dequeue of a packet sent
+    /// (Linux `fq_codel_enqueue`, `fq_codel_dequeue` and their clock reads).
+    Qdisc,
     /// The NIC driver (descriptors, doorbells, clean-up, refill).
     Driver,
     /// Interrupt entry, handler and exit.
@@ -78,7 +81,7 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in report order.
-    pub const ALL: [Layer; 22] = [
+    pub const ALL: [Layer; 23] = [
         Layer::App,
         Layer::Syscall,
         Layer::Socket,
@@ -89,6 +92,7 @@ impl Layer {
         Layer::Ip,
         Layer::IpFrag,
         Layer::Device,
+        Layer::Qdisc,
         Layer::Driver,
         Layer::Interrupt,
         Layer::Coalesce,
@@ -121,6 +125,7 @@ impl Layer {
             Layer::Ip => "ip",
             Layer::IpFrag => "ip_frag",
             Layer::Device => "device",
+            Layer::Qdisc => "qdisc",
             Layer::Driver => "driver",
             Layer::Interrupt => "interrupt",
             Layer::Coalesce => "coalesce",

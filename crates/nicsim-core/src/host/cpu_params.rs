@@ -399,9 +399,15 @@ pub struct StackCosts {
     /// IP defragmentation, per fragment received.
     #[serde(default)]
     pub ip_defrag: Cost,
-    /// Device layer on send (queueing discipline), per packet.
+    /// Device layer on send (`dev_queue_xmit`, running the queueing
+    /// discipline, locks), per packet.
     #[serde(default)]
     pub device_tx: Cost,
+    /// The queueing discipline's own work on a packet sent, per packet: its
+    /// enqueue and dequeue (fq_codel, the default of systemd-based
+    /// distributions, time-stamps each packet and runs CoDel's control law).
+    #[serde(default)]
+    pub qdisc: Cost,
     /// Device layer on receive (protocol demultiplexing), per packet.
     #[serde(default)]
     pub device_rx: Cost,

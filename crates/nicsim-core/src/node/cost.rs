@@ -98,6 +98,7 @@ pub(super) fn tx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
         }
     }
     pieces.push((Layer::Device, cy(c.device_tx)));
+    push_nonzero(&mut pieces, Layer::Qdisc, cy(c.qdisc));
     pieces.push((Layer::Driver, cy(c.driver_tx)));
     pieces
 }

@@ -556,3 +556,26 @@ fn a_reader_woken_on_an_idle_core_waits_for_the_core_to_wake_and_sleeps_less_oft
     assert!(late < 0.7 * at_once, "{late:e} idle periods a byte woken after 10 us, {at_once:e} at once");
     assert!(periods as f64 * 10e-6 <= idle_s, "{periods} wake-ups of 10 us in {idle_s:e} s idle");
 }
+
+#[test]
+fn the_queueing_discipline_is_paid_once_per_packet_handed_to_the_device() {
+    // Without TSO every packet is one frame on the wire; with TSO a
+    // super-segment goes through the qdisc once and leaves as many frames.
+    let qdisc = |r: &Report, host: usize| timing(r, host).cycles.get("qdisc").copied().unwrap_or(0);
+    let priced = "costs = { qdisc = { cycles = 100 } }";
+    for tso in [false, true] {
+        let r = flow_at("10Gbps", "1500B", &format!("{priced}\nnic = {{ tso = {tso}, lro = \"gro\" }}"));
+        assert!(r.summary.verified);
+        let frames = |host: usize| timing(&r, host).nic.tx_frames;
+        // The receiver sends ACKs only, one frame each.
+        assert_eq!(qdisc(&r, 1), 100 * frames(1), "tso {tso}");
+        if tso {
+            assert!(qdisc(&r, 0) < 100 * frames(0) / 4, "{} for {} frames", qdisc(&r, 0), frames(0));
+        } else {
+            assert_eq!(qdisc(&r, 0), 100 * frames(0));
+        }
+    }
+    // The profile's own value (0 in the old studies' profiles is no layer at all).
+    let unpriced = flow_at("10Gbps", "1500B", "costs = { qdisc = { cycles = 0 } }");
+    assert_eq!(qdisc(&unpriced, 0), 0);
+}

@@ -121,6 +121,9 @@ LAYER_CATEGORY: Mapping[str, str] = {
     # User space: the study sums kernel symbols only (perf's "[k]" lines); the application's
     # cycles are samples in no category.
     "app": "user",
+    # etc: fq_codel_dequeue and ktime_get, the qdisc's dequeue and its clock reads
+    # (fq_codel_enqueue is not in the table at all).
+    "qdisc": "etc",
     # etc: everything else the core reports (nothing of it runs in the study's configurations).
     "command": "etc",
     "via_library": "etc",
