@@ -102,9 +102,10 @@ def costs(x):
         c[k] = x[k]
     # Sets fitted before the send fragment had a cost of its own.
     c["page_frag"] = x.get("page_frag", x["page_alloc"])
-    # Sets fitted before the queueing discipline had a cost of its own.
-    if "qdisc" in x:
-        c["qdisc"] = x["qdisc"]
+    # Sets fitted before the queueing discipline and the idle loop had costs of their own.
+    for k in ("qdisc", "idle_select", "idle"):
+        if k in x:
+            c[k] = x[k]
     c["ip_tx"] = 0.3 * x["tcp_tx"]; c["ip_rx"] = x["ip_rx"] if "ip_rx" in x else 0.3 * x["tcp_rx"]
     c["device_tx"] = 0.5 * x["driver_tx"]; c["device_rx"] = 0.5 * x["driver_rx"]
     return c

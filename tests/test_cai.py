@@ -61,15 +61,17 @@ SPEC_MAPPING = {
     "skb": {"skb"},
     "mm": {"mm"},
     "lock": {"lock"},
-    "sched": {"sched", "syscall"},
+    "sched": {"sched", "syscall", "idle"},
     "user": {"app"},
 }
 """Where the study's table of kernel symbols (symbol_mapping.tsv in its
 artifact) puts what each layer stands for: the socket calls (sock_sendmsg,
 inet_recvmsg, __sys_recvfrom) are tcp/ip, the system call's entry and exit
 (entry_SYSCALL_64, do_syscall_64, syscall_return_via_sysret) sched, the
-driver's interrupt handler (mlx5e_completion_event) netdev, and user space
-is in no category. Every other layer is etc. The interrupt layer's entry
+driver's interrupt handler (mlx5e_completion_event) netdev, the idle loop
+entering and leaving its state (cpuidle_enter_state, intel_idle) sched,
+and user space is in no category (choosing the idle state, menu_select,
+and the qdisc's fq_codel_dequeue are etc). Every other layer is etc. The interrupt layer's entry
 and exit are split off (INTERRUPT_ENTRY_EXIT)."""
 INTERRUPT_ENTRY_EXIT = (600, 300)
 """cai-xeon-6128's cpu.interrupt_entry (the study's sched: interrupt_entry)

@@ -74,6 +74,14 @@ pub enum Layer {
     /// The scheduler: blocking the application and switching to it when it
     /// is woken (`schedule`, context switch).
     Sched,
+    /// The idle loop choosing an idle state (Linux `do_idle`, the menu
+    /// governor's `menu_select`, the next timer event): cycles of the idle
+    /// task, not busy time.
+    IdleSelect,
+    /// The idle loop entering and leaving the state (`cpuidle_enter_state`,
+    /// `intel_idle`, stopping and restarting the tick): cycles of the idle
+    /// task, not busy time.
+    Idle,
     /// DMA of a message's frames, in CPU cycles of its duration (per-message
     /// breakdowns only: no core runs it).
     Dma,
@@ -81,7 +89,7 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in report order.
-    pub const ALL: [Layer; 23] = [
+    pub const ALL: [Layer; 25] = [
         Layer::App,
         Layer::Syscall,
         Layer::Socket,
@@ -104,6 +112,8 @@ impl Layer {
         Layer::Mm,
         Layer::Lock,
         Layer::Sched,
+        Layer::IdleSelect,
+        Layer::Idle,
         Layer::Dma,
     ];
 
@@ -137,6 +147,8 @@ impl Layer {
             Layer::Mm => "mm",
             Layer::Lock => "lock",
             Layer::Sched => "sched",
+            Layer::IdleSelect => "idle_select",
+            Layer::Idle => "idle",
             Layer::Dma => "dma",
         }
     }
@@ -308,6 +320,9 @@ pub struct Core<T> {
     bin: u64,
     /// Since when the core has had nothing to run (None while it has).
     idle_since: Option<Time>,
+    /// Cycles the idle loop runs per idle period, by layer (counted, not
+    /// busy time: the operating system counts its idle task as idle).
+    idle_loop: Vec<(Layer, u64)>,
 }
 
 /// What the simulation must do after a core changed state: schedule a
@@ -331,7 +346,14 @@ impl<T> Core<T> {
             series: Vec::new(),
             bin: bin.0,
             idle_since: Some(Time::ZERO),
+            idle_loop: Vec::new(),
         }
+    }
+
+    /// The cycles the idle loop runs at the end of each idle period.
+    pub fn with_idle_loop(mut self, pieces: Vec<(Layer, u64)>) -> Self {
+        self.idle_loop = pieces.into_iter().filter(|&(_, c)| c > 0).collect();
+        self
     }
 
     /// Width of the utilisation bins, ps (0: no series).
@@ -372,6 +394,9 @@ impl<T> Core<T> {
             None => {
                 if self.idle_since.take().is_some_and(|t| t < now) {
                     self.stats.idle_periods += 1;
+                    for &(layer, cycles) in &self.idle_loop {
+                        self.stats.cycles[layer.index()] += cycles;
+                    }
                 }
                 self.queues[class as usize].push_back(job);
                 self.start_next(now)
@@ -486,6 +511,23 @@ mod tests {
         assert_eq!(c.stats.idle_periods, 2);
         assert!(c.complete(w.at).is_none(), "stale completion");
         assert_eq!(c.stats.jobs, 4);
+    }
+
+    #[test]
+    fn the_idle_loop_is_counted_per_idle_period_but_is_not_busy_time() {
+        let loop_ = vec![(Layer::IdleSelect, 300), (Layer::Idle, 500), (Layer::Sched, 0)];
+        let mut c: Core<u32> = Core::new(1_000_000_000, Dur::ZERO).with_idle_loop(loop_);
+        for start in [1_000_000, 5_000_000, 9_000_000] {
+            let w = c.submit(Time(start), job(Class::Irq, 100, 1)).unwrap();
+            // The job starts at once: the loop does not delay it.
+            assert_eq!(w.at, Time(start + 100_000));
+            c.complete(w.at).unwrap();
+        }
+        assert_eq!(c.stats.idle_periods, 3);
+        assert_eq!(c.stats.cycles[Layer::IdleSelect.index()], 900);
+        assert_eq!(c.stats.cycles[Layer::Idle.index()], 1500);
+        assert_eq!(c.stats.cycles[Layer::Sched.index()], 0);
+        assert_eq!(c.stats.busy_ps, 300_000, "three jobs of 100 ns");
     }
 
     #[test]

@@ -399,6 +399,17 @@ pub struct StackCosts {
     /// IP defragmentation, per fragment received.
     #[serde(default)]
     pub ip_defrag: Cost,
+    /// The idle loop choosing an idle state, per idle period of a core (the
+    /// governor's `menu_select`, the next timer event). Counted in the
+    /// core's cycles, not in its busy time: the OS counts the idle task as
+    /// idle, a cycle-sampling profiler sees it.
+    #[serde(default)]
+    pub idle_select: Cost,
+    /// The idle loop entering and leaving the state, per idle period
+    /// (`cpuidle_enter_state`, `intel_idle`, the tick); counted like
+    /// `idle_select`.
+    #[serde(default)]
+    pub idle: Cost,
     /// Device layer on send (`dev_queue_xmit`, running the queueing
     /// discipline, locks), per packet.
     #[serde(default)]

@@ -166,7 +166,15 @@ impl Timed {
     /// Timing state for a host with `timing` and offload engines `rx`, `tx`
     /// and `call`, sampling utilisation every `bin`.
     pub(crate) fn new(timing: Timing, rx: AnyRxOffload, tx: AnyTxOffload, call: AnyCallOffload, bin: Dur) -> Timed {
-        let cores: Vec<_> = (0..timing.cpu.cores as usize).map(|i| Core::new(timing.core_hz(i), bin)).collect();
+        let cores: Vec<_> = (0..timing.cpu.cores as usize)
+            .map(|i| {
+                let idle_loop = vec![
+                    (Layer::IdleSelect, timing.cycles_on(i, timing.costs.idle_select)),
+                    (Layer::Idle, timing.cycles_on(i, timing.costs.idle)),
+                ];
+                Core::new(timing.core_hz(i), bin).with_idle_loop(idle_loop)
+            })
+            .collect();
         let nic = Nic::new(timing.nic.rx_ring, timing.nic.dim);
         let autosize = (tx.engine_ref().stack().segmentation && timing.nic.tso_defer.0 > 0)
             .then(|| crate::host::autosize::Autosize::new(Dur(timing.nic.tso_defer.0)));

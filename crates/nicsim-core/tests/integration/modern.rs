@@ -579,3 +579,23 @@ fn the_queueing_discipline_is_paid_once_per_packet_handed_to_the_device() {
     let unpriced = flow_at("10Gbps", "1500B", "costs = { qdisc = { cycles = 0 } }");
     assert_eq!(qdisc(&unpriced, 0), 0);
 }
+
+#[test]
+fn the_idle_loop_is_counted_per_idle_period_and_takes_no_busy_time() {
+    // The idle task's cycles (choosing a state, entering and leaving it)
+    // are seen by a cycle-sampling profiler but the OS counts them as idle:
+    // they change no timing, only the cycles per layer.
+    let without = flow("1500B", "costs = { idle_select = { cycles = 0 }, idle = { cycles = 0 } }");
+    let with = flow("1500B", "costs = { idle_select = { cycles = 300 }, idle = { cycles = 700 } }");
+    assert_eq!(with.summary.goodput_bps, without.summary.goodput_bps);
+    for host in 0..2 {
+        for (a, b) in timing(&with, host).cores.iter().zip(&timing(&without, host).cores) {
+            assert_eq!((a.busy_s, a.idle_periods), (b.busy_s, b.idle_periods));
+            let layer = |l: &str| a.cycles.get(l).copied().unwrap_or(0);
+            assert_eq!(layer("idle_select"), 300 * a.idle_periods, "host {host} core {}", a.core);
+            assert_eq!(layer("idle"), 700 * a.idle_periods, "host {host} core {}", a.core);
+            assert!(!b.cycles.contains_key("idle"));
+        }
+    }
+    assert!(timing(&with, 1).cores[1].idle_periods > 100, "the reader's core goes idle often");
+}

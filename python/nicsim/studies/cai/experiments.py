@@ -115,6 +115,11 @@ LAYER_CATEGORY: Mapping[str, str] = {
     # sched: entry_SYSCALL_64, do_syscall_64 and syscall_return_via_sysret are the system call's
     # entry and exit.
     "syscall": "sched",
+    # The idle loop, which sar counts as idle time and perf samples: choosing the state
+    # (do_idle, menu_select, tick_nohz_next_event) is etc; entering and leaving it
+    # (cpuidle_enter_state, intel_idle, poll_idle, tick_nohz_idle_enter, pick_next_task_idle) sched.
+    "idle_select": "etc",
+    "idle": "sched",
     # The interrupt layer holds three things the study puts in three categories: see
     # INTERRUPT_SPLIT.
     "interrupt": "netdev",
