@@ -74,10 +74,11 @@ fn priced_buffer_lock_and_scheduler_costs_appear_in_their_layers_and_add_up() {
     }
     // The receiver's reader blocks on an empty socket and is switched back in.
     assert!(per_byte(&priced, 1, &["sched"]) > 0.0);
-    // Conservation: the cycles by layer add up to the cores' busy time.
+    // Conservation: the cycles by layer add up to the cores' busy time (the
+    // idle loop's are counted but are not busy time).
     for host in 0..2 {
         let t = timing(&priced, host);
-        let cycles: u64 = t.cycles.values().sum();
+        let cycles: u64 = t.cycles.iter().filter(|(l, _)| !matches!(**l, "idle" | "idle_select")).map(|(_, v)| v).sum();
         let busy: f64 = t.cores.iter().map(|c| c.busy_s).sum();
         let from_busy = busy * 3.4e9;
         assert!((cycles as f64 - from_busy).abs() / from_busy < 1e-3, "host {host}: {cycles} cycles vs {from_busy}");
@@ -279,7 +280,7 @@ fn arfs_lowers_the_copys_cost_through_cache_locality() {
     // moments ago: from the LLC (DDIO) on either core. Without aRFS the
     // lines of each frame that the softirq's core touched (1 at MTU 1500,
     // where the headers end; 3 at MTU 9000, the payload in the 256-byte head
-    // the driver copied) come from that core's cache: 360 cycles each
+    // the driver copied) come from that core's cache: 400 cycles each
     // (cpu.line_transfer).
     for (mtu, payload, lines) in [("1500B", 1448.0, 1.0), ("9000B", 8948.0, 3.0)] {
         let split = flow_at("10Gbps", mtu, "nic = { tso = true, lro = \"gro\" }");
@@ -291,7 +292,7 @@ fn arfs_lowers_the_copys_cost_through_cache_locality() {
         assert!((a - 3.4 / 30.0).abs() < 0.005, "{mtu}: {a:.4}");
         // Without: at least the transfers (a little of the data can also be
         // older than the DDIO share).
-        let transfers = lines * 360.0 / payload;
+        let transfers = lines * 400.0 / payload;
         assert!(s - a > 0.9 * transfers && s - a < 1.3 * transfers, "{mtu}: {s:.3} - {a:.3} against {transfers:.3}");
     }
 }
