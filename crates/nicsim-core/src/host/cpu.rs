@@ -490,8 +490,9 @@ mod tests {
 
     #[test]
     fn an_idle_period_ends_when_work_comes_after_a_gap_not_back_to_back() {
-        let mut c: Core<u32> = Core::new(1_000_000_000, Dur::ZERO); // 1 cycle = 1 ns
-                                                                    // Work at time 0 finds the core idle since time 0: no gap, no idle period.
+        // 1 cycle = 1 ns. Work at time 0 finds the core idle since time 0:
+        // no gap, no idle period.
+        let mut c: Core<u32> = Core::new(1_000_000_000, Dur::ZERO);
         let w = c.submit(Time::ZERO, job(Class::Task, 100, 1)).unwrap();
         // Queued work behind it, and work submitted the instant it ends, are back to back.
         assert!(c.submit(Time(50_000), job(Class::Task, 100, 2)).is_none());
