@@ -12,7 +12,19 @@
 //! preemption is `floor(elapsed × clock / 10¹²)` cycles, so the cycles
 //! charged per layer always add up exactly to the cycles submitted.
 //! Not modelled: pipelines, caches inside the core (costs come from the
-//! cost model), SMT, frequency scaling, the scheduler's own cost.
+//! cost model), SMT, the scheduler's own cost.
+//!
+//! Frequency scaling, when a core has a [`Pstate`] governor: Linux
+//! `intel_pstate`'s own choice of P-state (active mode, the powersave
+//! policy, no hardware P-states), taken as the kernel takes it. At the first
+//! scheduling event at least `interval` after the last sample, the busy
+//! fraction of the time since then sets the next P-state: `(turbo +
+//! turbo/4) × busy`, at least `min`; if the clock ran faster meanwhile,
+//! half the difference is added back; then it is clamped to `min..=turbo`
+//! (`intel_pstate.c` `get_target_pstate`, `intel_pstate_prepare_request`,
+//! Linux 5.4). A loaded core settles where its clock is
+//! `sqrt(1.25 × turbo × work)`, so a half-idle core runs slower and is busy
+//! longer for the same cycles. The clock changes only between jobs.
 
 use std::collections::VecDeque;
 
@@ -298,6 +310,49 @@ pub struct CoreStats {
     /// been idle for some time (each is a pass through the operating
     /// system's idle loop).
     pub idle_periods: u64,
+    /// Cycles run while busy (at whatever clock the core had): over
+    /// `busy_ps`, the core's mean clock while busy.
+    pub busy_cycles: u64,
+}
+
+/// Linux `intel_pstate`'s P-state selection for one core (active mode,
+/// powersave, no HWP): the P-state limits, their step and the sampling
+/// interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pstate {
+    /// Lowest clock, Hz.
+    pub min_hz: u64,
+    /// Highest (turbo) clock, Hz.
+    pub turbo_hz: u64,
+    /// Clock of one P-state step, Hz (100 MHz on Intel cores).
+    pub step_hz: u64,
+    /// Shortest time between two samples.
+    pub interval: Dur,
+}
+
+#[derive(Debug)]
+struct Governor {
+    p: Pstate,
+    /// When the last sample was taken, and the core's busy time then.
+    since: Time,
+    busy_then: u64,
+}
+
+impl Governor {
+    /// The P-state (in steps) for a sample of `busy` busy picoseconds in
+    /// `window`, the clock having been `ratio` steps while busy.
+    fn target(&self, busy: u64, window: u64, ratio: u64) -> u64 {
+        let (min, turbo) = (self.p.min_hz / self.p.step_hz, self.p.turbo_hz / self.p.step_hz);
+        // busy_frac = mperf / tsc in 8-bit fixed point; mul_fp truncates.
+        let busy_frac = (u128::from(busy) * 256 / u128::from(window.max(1))) as u64;
+        let mut target = ((turbo + (turbo >> 2)) * busy_frac) >> 8;
+        target = target.max(min);
+        let avg = if busy > 0 { ratio } else { 0 };
+        if avg > target {
+            target += (avg - target) >> 1;
+        }
+        target.clamp(min, turbo)
+    }
 }
 
 #[derive(Debug)]
@@ -323,6 +378,8 @@ pub struct Core<T> {
     /// Cycles the idle loop runs per idle period, by layer (counted, not
     /// busy time: the operating system counts its idle task as idle).
     idle_loop: Vec<(Layer, u64)>,
+    /// The P-state governor, if the clock is not fixed.
+    governor: Option<Governor>,
 }
 
 /// What the simulation must do after a core changed state: schedule a
@@ -347,7 +404,30 @@ impl<T> Core<T> {
             bin: bin.0,
             idle_since: Some(Time::ZERO),
             idle_loop: Vec::new(),
+            governor: None,
         }
+    }
+
+    /// The clock chosen by `intel_pstate` from the core's load, starting
+    /// from the clock it was made with.
+    pub fn with_pstate(mut self, p: Pstate) -> Self {
+        assert!(p.step_hz > 0 && p.min_hz >= p.step_hz && p.turbo_hz >= p.min_hz);
+        self.governor = Some(Governor { p, since: Time::ZERO, busy_then: 0 });
+        self
+    }
+
+    /// Take a P-state sample at `now` if one is due (nothing is running).
+    fn govern(&mut self, now: Time) {
+        let Some(g) = &mut self.governor else { return };
+        let window = now.since(g.since).0;
+        if window < g.p.interval.0 {
+            return;
+        }
+        let busy = self.stats.busy_ps - g.busy_then;
+        let ratio = g.target(busy, window, self.hz / g.p.step_hz);
+        g.since = now;
+        g.busy_then = self.stats.busy_ps;
+        self.hz = ratio * g.p.step_hz;
     }
 
     /// The cycles the idle loop runs at the end of each idle period.
@@ -399,11 +479,13 @@ impl<T> Core<T> {
                     }
                 }
                 self.queues[class as usize].push_back(job);
+                self.govern(now);
                 self.start_next(now)
             }
             Some(r) if class < r.job.class => {
                 self.preempt(now);
                 self.queues[class as usize].push_front(job);
+                self.govern(now);
                 self.start_next(now)
             }
             Some(_) => {
@@ -426,6 +508,7 @@ impl<T> Core<T> {
         r.job.advance(rest, &mut self.stats.cycles);
         self.account(r.started, now);
         self.stats.jobs += 1;
+        self.govern(now);
         let next = self.start_next(now);
         if next.is_none() {
             self.idle_since = Some(now);
@@ -451,6 +534,7 @@ impl<T> Core<T> {
 
     fn account(&mut self, from: Time, to: Time) {
         self.stats.busy_ps += to.since(from).0;
+        self.stats.busy_cycles += self.cycles_in(to.since(from));
         if self.bin == 0 {
             return;
         }
@@ -600,5 +684,82 @@ mod tests {
         let w = c.submit(Time(500_000), Job::new(Class::Task, vec![(Layer::App, 2000)], ())).unwrap();
         c.complete(w.at).unwrap();
         assert_eq!(c.series, vec![500_000, 1_000_000, 500_000]);
+    }
+
+    const MS: u64 = 1_000_000_000;
+
+    fn pstate(min_ghz: u64, turbo_ghz_tenths: u64, interval: Dur) -> Pstate {
+        Pstate {
+            min_hz: min_ghz * 1_000_000_000,
+            turbo_hz: turbo_ghz_tenths * 100_000_000,
+            step_hz: 100_000_000,
+            interval,
+        }
+    }
+
+    #[test]
+    fn a_half_busy_sample_sets_the_clock_to_five_eighths_of_turbo() {
+        // 4 GHz turbo (40 steps): target = (40 + 10) × busy_frac 128/256 = 25 steps.
+        let mut c: Core<u32> = Core::new(2_000_000_000, Dur::ZERO).with_pstate(pstate(1, 40, Dur(MS)));
+        // 1 000 000 cycles at 2 GHz: busy for 0.5 ms of the first 1 ms.
+        let w = c.submit(Time::ZERO, job(Class::Task, 1_000_000, 1)).unwrap();
+        assert_eq!(w.at, Time(MS / 2));
+        c.complete(w.at).unwrap();
+        assert_eq!(c.hz(), 2_000_000_000, "no sample before the interval has passed");
+        let w = c.submit(Time(MS), job(Class::Task, 1_000_000, 2)).unwrap();
+        assert_eq!(c.hz(), 2_500_000_000);
+        assert_eq!(w.at, Time(MS + MS * 2 / 5), "the job runs at the new clock");
+        c.complete(w.at).unwrap();
+        assert_eq!(c.stats.busy_cycles, 2_000_000);
+        assert_eq!(c.stats.busy_ps, MS / 2 + MS * 2 / 5);
+    }
+
+    #[test]
+    fn a_faster_past_clock_pulls_half_way_back_and_the_clock_stays_in_its_limits() {
+        // At turbo (40 steps), busy 0.1 ms of 1 ms: busy_frac 25/256, target
+        // 50 × 25 >> 8 = 4, raised to min 10, then 10 + (40 - 10) / 2 = 25.
+        let mut c: Core<u32> = Core::new(4_000_000_000, Dur::ZERO).with_pstate(pstate(1, 40, Dur(MS)));
+        let w = c.submit(Time::ZERO, job(Class::Task, 400_000, 1)).unwrap();
+        c.complete(w.at).unwrap();
+        c.submit(Time(MS), job(Class::Task, 10, 2)).unwrap();
+        assert_eq!(c.hz(), 2_500_000_000);
+        // An idle stretch: no busy time, no pull back; the clock drops to min.
+        let mut c: Core<u32> = Core::new(4_000_000_000, Dur::ZERO).with_pstate(pstate(1, 40, Dur(MS)));
+        c.submit(Time(5 * MS), job(Class::Task, 10, 1)).unwrap();
+        assert_eq!(c.hz(), 1_000_000_000);
+        // A saturated core reaches turbo, not 1.25 × turbo.
+        let mut c: Core<u32> = Core::new(2_000_000_000, Dur::ZERO).with_pstate(pstate(1, 40, Dur(MS)));
+        let w = c.submit(Time::ZERO, job(Class::Task, 2_000_000, 1)).unwrap();
+        c.complete(w.at).unwrap();
+        assert_eq!(c.hz(), 4_000_000_000);
+    }
+
+    #[test]
+    fn a_steady_load_settles_where_the_clock_is_the_square_root_of_one_and_a_quarter_turbo_times_the_work() {
+        // 15 000 cycles every 10 µs: 1.5 Gcycles/s. With a 3.7 GHz turbo,
+        // sqrt(1.25 × 3.7e9 × 1.5e9) = 2.63 GHz, busy 57 %; at the fixed
+        // clock of 3.7 GHz it would be busy 41 %.
+        let mut c: Core<u32> = Core::new(3_400_000_000, Dur::ZERO).with_pstate(pstate(1, 37, Dur(10 * MS)));
+        let period = 10_000_000; // 10 µs
+        let mut wake: Option<Wake> = None;
+        let (mut busy_at_200ms, mut hz_after) = (0, Vec::new());
+        for k in 0..40_000u64 {
+            let t = Time(k * period);
+            if let Some(w) = wake.take() {
+                assert!(w.at <= t, "the load is below one core");
+                assert!(c.complete(w.at).unwrap().1.is_none());
+            }
+            if k == 20_000 {
+                busy_at_200ms = c.stats.busy_ps;
+            }
+            if k > 20_000 {
+                hz_after.push(c.hz());
+            }
+            wake = c.submit(t, job(Class::Task, 15_000, 0));
+        }
+        let (lo, hi) = (*hz_after.iter().min().unwrap(), *hz_after.iter().max().unwrap());
+        assert!(lo >= 2_500_000_000 && hi <= 2_800_000_000, "clock {lo}..{hi} Hz");
+        let busy = (c.stats.busy_ps - busy_at_200ms) as f64 / (20_000 * period) as f64;
+        assert!((0.53..=0.61).contains(&busy), "busy {busy}");
     }
 }

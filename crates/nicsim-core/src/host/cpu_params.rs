@@ -233,6 +233,34 @@ pub struct CpuConfig {
     /// instead. 0: it runs at once.
     #[serde(default)]
     pub wake_latency: Duration,
+    /// Frequency scaling by Linux `intel_pstate` (active mode, the
+    /// powersave policy, no hardware P-states): each core's clock follows
+    /// its load between `min` and `turbo`, starting at `clock`. Absent: every
+    /// core runs at `clock`.
+    #[serde(default)]
+    pub pstate: Option<PstateConfig>,
+}
+
+/// `cpu.pstate`: the limits and sampling interval of `intel_pstate`.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PstateConfig {
+    /// Lowest clock (`cpuinfo_min_freq`).
+    pub min: Frequency,
+    /// Highest clock, the single-core turbo (`cpuinfo_max_freq`).
+    pub turbo: Frequency,
+    /// Shortest time between two samples (Linux:
+    /// `INTEL_PSTATE_SAMPLING_INTERVAL`, 10 ms).
+    #[serde(default = "pstate_interval")]
+    pub interval: Duration,
+}
+
+/// One P-state step of an Intel core: 100 MHz (`intel_pstate.c`
+/// `core_get_scaling`).
+pub const PSTATE_STEP_HZ: u64 = 100_000_000;
+
+fn pstate_interval() -> Duration {
+    Duration(10 * crate::engine::time::PS_PER_S / 1000)
 }
 
 pub(super) fn one() -> u32 {

@@ -130,6 +130,25 @@ impl Timing {
         if self.cpu.wake_latency.0 > crate::engine::time::PS_PER_S / 1000 {
             return err("cpu.wake_latency", format!("must be at most 1ms, got {}", self.cpu.wake_latency));
         }
+        if let Some(p) = &self.cpu.pstate {
+            let step = super::cpu_params::PSTATE_STEP_HZ;
+            if p.min.0 < step || p.min.0 % step != 0 {
+                return err("cpu.pstate.min", format!("must be a positive multiple of 100MHz, got {}", p.min));
+            }
+            if p.turbo.0 % step != 0 || p.turbo.0 < self.cpu.clock.0 || p.min.0 > self.cpu.clock.0 {
+                return err(
+                    "cpu.pstate",
+                    format!(
+                        "min ({}) and turbo ({}) must be multiples of 100MHz with min <= cpu.clock ({}) <= turbo",
+                        p.min, p.turbo, self.cpu.clock
+                    ),
+                );
+            }
+            let ps = p.interval.0;
+            if !(crate::engine::time::PS_PER_S / 10_000..=crate::engine::time::PS_PER_S).contains(&ps) {
+                return err("cpu.pstate.interval", format!("must be 100us to 1s, got {}", p.interval));
+            }
+        }
         let n = &self.nic;
         for (field, ring) in [("nic.tx_ring", n.tx_ring), ("nic.rx_ring", n.rx_ring)] {
             if !ring.is_power_of_two() || !(8..=65536).contains(&ring) {

@@ -29,6 +29,9 @@ pub struct CoreReport {
     /// Idle periods that ended (a job came to the core after it had been
     /// idle for some time).
     pub idle_periods: u64,
+    /// Mean clock while busy, Hz (the fixed clock, or what `cpu.pstate`
+    /// chose; 0 if the core never ran).
+    pub busy_clock_hz: f64,
     /// Cycles per layer (layers with none are left out).
     pub cycles: BTreeMap<&'static str, u64>,
     /// Busy fraction per `run.sample_interval` bin.
@@ -111,6 +114,11 @@ impl Timed {
                     interrupts: c.stats.interrupts,
                     interrupts_per_s: c.stats.interrupts as f64 / secs,
                     idle_periods: c.stats.idle_periods,
+                    busy_clock_hz: if c.stats.busy_ps > 0 {
+                        c.stats.busy_cycles as f64 * 1e12 / c.stats.busy_ps as f64
+                    } else {
+                        0.0
+                    },
                     cycles: named(&c.stats.cycles),
                     utilization_series: c.series.iter().map(|&b| b as f64 / bin.max(1) as f64).collect(),
                 }

@@ -30,7 +30,7 @@ use super::cost::{push_nonzero, shape, tx_pieces, READ_WALK_LINES};
 use super::{Env, HostEvent};
 use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, EventKey, Priority, Time};
-use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, LAYERS};
+use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, Pstate, LAYERS};
 use crate::host::driver::TxDriver;
 use crate::host::timing::{within_reach, Timing};
 use crate::host::TxFrame;
@@ -172,7 +172,16 @@ impl Timed {
                     (Layer::IdleSelect, timing.cycles_on(i, timing.costs.idle_select)),
                     (Layer::Idle, timing.cycles_on(i, timing.costs.idle)),
                 ];
-                Core::new(timing.core_hz(i), bin).with_idle_loop(idle_loop)
+                let core = Core::new(timing.core_hz(i), bin).with_idle_loop(idle_loop);
+                match timing.cpu.pstate {
+                    Some(p) if timing.comm_core() != Some(i) => core.with_pstate(Pstate {
+                        min_hz: p.min.0,
+                        turbo_hz: p.turbo.0,
+                        step_hz: crate::host::cpu_params::PSTATE_STEP_HZ,
+                        interval: Dur(p.interval.0),
+                    }),
+                    _ => core,
+                }
             })
             .collect();
         let nic = Nic::new(timing.nic.rx_ring, timing.nic.dim);

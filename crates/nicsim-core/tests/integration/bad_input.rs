@@ -319,6 +319,24 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "must be at most 1ms",
         ),
         (
+            "a P-state floor above the nominal clock",
+            timed("cpu = { pstate = { min = \"90GHz\", turbo = \"100GHz\" } }"),
+            "hosts[0].cpu.pstate",
+            "min <= cpu.clock",
+        ),
+        (
+            "a P-state floor between steps",
+            timed("cpu = { pstate = { min = \"1.05GHz\", turbo = \"4GHz\" } }"),
+            "hosts[0].cpu.pstate.min",
+            "multiple of 100MHz",
+        ),
+        (
+            "a P-state sample every nanosecond",
+            timed("cpu = { pstate = { min = \"100MHz\", turbo = \"10GHz\", interval = \"1ns\" } }"),
+            "hosts[0].cpu.pstate.interval",
+            "must be 100us to 1s",
+        ),
+        (
             "memory latency of a million cycles",
             timed("memory = { latency = 1000000 }"),
             "hosts[0].memory.latency",
