@@ -226,6 +226,23 @@ def test_quantities_recomputed_from_the_raw_reports(rows: list[comparison.Row], 
                 assert by[f"breakdown_pct.{side}.{cat}.{c}"] == pytest.approx(want, abs=1e-4), (c, side, cat)
 
 
+def test_each_busy_cores_clock_is_reported_within_the_p_state_limits(
+        reports: dict[str, RunReport], short: Path) -> None:
+    text = (short / "report" / "report.md").read_text(encoding="utf-8")
+    for c, report in reports.items():
+        m = measure(report)
+        for side, host in (("sender", 0), ("receiver", 1)):
+            cores = report.raw["hosts"][host]["timing"]["cores"]
+            clocks = m.sides[side].clocks_ghz
+            assert len(clocks) == sum(core["busy_s"] > 0 for core in cores) >= 1, (c, side)
+            # intel_pstate keeps each core between its lowest P-state and turbo (1 and 3.7 GHz).
+            assert all(1.0 - 1e-6 <= g <= 3.7 + 1e-6 for g in clocks), (c, side, clocks)
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{c}` | ") and "GHz" in line)
+        assert " / ".join(f"{g:.2f}" for g in m.receiver.clocks_ghz) + " GHz" in row, row
+    # Without aRFS the receiver's stack and reader run on two cores.
+    assert len(measure(reports["no_opts"]).receiver.clocks_ghz) == 2
+
+
 def test_each_configuration_sets_its_knobs_on_both_hosts(reports: dict[str, RunReport]) -> None:
     for c, (mtu, tso, lro, arfs) in KNOBS.items():
         fixed = CONFIG[c].run(SHORT).fixed

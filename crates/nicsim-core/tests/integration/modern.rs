@@ -16,12 +16,17 @@ fn flow(mtu: &str, host: &str) -> Report {
 
 /// The same flow on a link of `rate`.
 fn flow_at(rate: &str, mtu: &str, host: &str) -> Report {
+    flow_for("4ms", rate, mtu, host)
+}
+
+/// The same flow for `duration`.
+fn flow_for(duration: &str, rate: &str, mtu: &str, host: &str) -> Report {
     let h = |n: &str| {
         format!("[[hosts]]\nname = \"{n}\"\nprofile = \"cai-xeon-6128\"\ntcp = {{ rx_buffer = \"12MiB\", tx_buffer = \"12MiB\" }}\n{host}\n")
     };
     run(&format!(
         "{}{}[[links]]\nendpoints = [\"a\", \"b\"]\nrate = \"{rate}\"\npropagation = \"500ns\"\nmtu = \"{mtu}\"\n\
-         [workload.bulk]\nfrom = \"a\"\nto = \"b\"\nduration = \"4ms\"\n",
+         [workload.bulk]\nfrom = \"a\"\nto = \"b\"\nduration = \"{duration}\"\n",
         h("a"),
         h("b")
     ))
@@ -599,4 +604,36 @@ fn the_idle_loop_is_counted_per_idle_period_and_takes_no_busy_time() {
         }
     }
     assert!(timing(&with, 1).cores[1].idle_periods > 100, "the reader's core goes idle often");
+}
+
+#[test]
+fn under_intel_pstate_a_partly_idle_core_runs_slower_and_is_busy_longer_for_the_same_cycles() {
+    // 100 ms on 10 Gb/s: the link bounds the flow, the sender's application
+    // core is partly idle, and its clock is sampled ten times.
+    let offloads = "nic = { tso = true, lro = \"gro\" }";
+    let fixed = flow_for(
+        "100ms",
+        "10Gbps",
+        "1500B",
+        &format!("{offloads}\ncpu = {{ pstate = {{ min = \"3.4GHz\", turbo = \"3.4GHz\" }} }}"),
+    );
+    let scaled = flow_for(
+        "100ms",
+        "10Gbps",
+        "1500B",
+        &format!("{offloads}\ncpu = {{ pstate = {{ min = \"1GHz\", turbo = \"3.7GHz\" }} }}"),
+    );
+    let ratio = scaled.summary.goodput_bps / fixed.summary.goodput_bps;
+    assert!((0.99..=1.01).contains(&ratio), "the link, not the clock, bounds the flow: {ratio}");
+    let app = |r: &Report| timing(r, 0).cores[1].clone();
+    let (f, s) = (app(&fixed), app(&scaled));
+    assert!((f.busy_clock_hz - 3.4e9).abs() < 1e6, "a pinned clock: {}", f.busy_clock_hz);
+    assert!(f.utilization < 0.6, "the sender is partly idle: {}", f.utilization);
+    assert!(s.busy_clock_hz > 1.0e9 && s.busy_clock_hz < 3.0e9, "a slower clock: {}", s.busy_clock_hz);
+    // The same work in cycles, over a slower clock: busy longer by about the ratio.
+    let work = |c: &nicsim_core::sim::CoreReport| c.busy_clock_hz * c.busy_s;
+    assert!((work(&s) / work(&f) - 1.0).abs() < 0.05, "cycles {} vs {}", work(&s), work(&f));
+    let longer = s.busy_s / f.busy_s;
+    let slower = f.busy_clock_hz / s.busy_clock_hz;
+    assert!(longer > 1.15 && (longer / slower - 1.0).abs() < 0.05, "busy {longer}x, clock {slower}x slower");
 }

@@ -33,6 +33,8 @@ class Side:
     breakdown_pct: Mapping[str, float]
     """Category -> % of the host's cycles, every category of :data:`CATEGORIES`, in its order
     (they add up to 95 without user-space work: see :func:`breakdown`)."""
+    clocks_ghz: tuple[float, ...] = ()
+    """Mean clock while busy of each core that ran, in core order (``cpu.pstate`` sets it)."""
 
     @property
     def total_cycles(self) -> float:
@@ -141,5 +143,7 @@ def measure(report: RunReport) -> Metrics:
     for side, host in SIDES.items():
         t = report.host(host).timed
         interrupts = sum(int(c.get("interrupts", 0)) for c in t.raw.get("cores", []))
-        sides[side] = Side(cpu_pct(t), dict(t.cycles), breakdown(t.cycles, interrupts, entry, exit_))
+        clocks = tuple(float(c.get("busy_clock_hz", 0.0)) / 1e9 for c in t.raw.get("cores", [])
+                       if float(c.get("busy_s", 0.0)) > 0)
+        sides[side] = Side(cpu_pct(t), dict(t.cycles), breakdown(t.cycles, interrupts, entry, exit_), clocks)
     return Metrics(report.summary.goodput_bps / 1e9, sides, report.summary.retransmissions)

@@ -195,6 +195,8 @@ def throughput(runs: Runs, ctx: Context) -> list[str]:
                      "arfs": CONFIG[c].arfs, "throughput_gbps": round(m.throughput_gbps, 4),
                      "per_core_gbps": round(m.per_core_gbps, 4),
                      "sender_cpu_pct": round(m.sender.cpu_pct, 2), "receiver_cpu_pct": round(m.receiver.cpu_pct, 2),
+                     "sender_clocks_ghz": " ".join(f"{g:.2f}" for g in m.sender.clocks_ghz),
+                     "receiver_clocks_ghz": " ".join(f"{g:.2f}" for g in m.receiver.clocks_ghz),
                      "flow_s": round(lasted, 6), "retransmissions": m.retransmissions})
     ctx.csv("throughput.csv", rows)
 
@@ -244,23 +246,31 @@ def throughput(runs: Runs, ctx: Context) -> list[str]:
         "",
         f"![CPU per side]({fig_c})",
         "",
-        "| config | MTU | TSO | GRO | aRFS | throughput | per core | sender CPU | receiver CPU | flow | retransmissions |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| config | MTU | TSO | GRO | aRFS | throughput | per core | sender CPU | receiver CPU | sender clocks | receiver clocks"
+        " | flow | retransmissions |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         lines.append(
             f"| `{r['config']}` | {r['mtu']} | {_yes(r['tso'])} | {_yes(r['gro'])} | {_yes(r['arfs'])} |"
             f" {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s | {r['sender_cpu_pct']:.1f} % |"
-            f" {r['receiver_cpu_pct']:.1f} % | {r['flow_s'] * 1e3:.1f} ms | {r['retransmissions']} |"
+            f" {r['receiver_cpu_pct']:.1f} % | {_ghz(r['sender_clocks_ghz'])} | {_ghz(r['receiver_clocks_ghz'])} |"
+            f" {r['flow_s'] * 1e3:.1f} ms | {r['retransmissions']} |"
         )
     lines += ["", "Black marks: the published values of the calibration configurations; the others are held out.",
               "Flow: from the first byte sent to the last byte delivered (the sender stops after the run's",
-              "duration; the buffered bytes drain after it); throughput is the delivered bytes over that time."]
+              "duration; the buffered bytes drain after it); throughput is the delivered bytes over that time.",
+              "Clocks: each busy core's mean clock while busy, in core order (the interrupt core first without aRFS),",
+              "as Linux's `intel_pstate` sets it from the core's load (`cpu.pstate`; turbo 3.7 GHz)."]
     retx = [f"`{r['config']}` ({r['retransmissions']})" for r in rows if r["retransmissions"]]
     if retx:
         lines += ["", "**Flows with retransmissions** (a retransmission timeout stalls the flow and its throughput is"
                   " averaged over the stall): " + ", ".join(retx) + "."]
     return lines
+
+
+def _ghz(clocks: str) -> str:
+    return " / ".join(clocks.split()) + " GHz" if clocks else "–"
 
 
 def _yes(b: bool) -> str:
