@@ -20,10 +20,11 @@ from nicsim.studies.framework import Run
 HERE = Path(__file__).parent
 SCENARIO = HERE / "flow.toml"
 
-DURATION = "40ms"
+DURATION = "200ms"
 """Simulated time of each flow: long enough for the 12 MiB windows to fill
-many times over at the study's rates, short enough for the seven runs to
-take seconds."""
+many times over at the study's rates and for each core's clock to settle
+(``cpu.pstate`` samples every 10 ms, as Linux's ``intel_pstate``), short
+enough for the seven runs to take seconds."""
 
 PROFILE = "cai-xeon-6128"
 """The profile both hosts of ``flow.toml`` use."""
