@@ -409,9 +409,11 @@ impl<T> Core<T> {
     }
 
     /// The clock chosen by `intel_pstate` from the core's load, starting
-    /// from the clock it was made with.
+    /// from the clock it was made with, within the limits (min = turbo is
+    /// the performance policy: a fixed clock).
     pub fn with_pstate(mut self, p: Pstate) -> Self {
         assert!(p.step_hz > 0 && p.min_hz >= p.step_hz && p.turbo_hz >= p.min_hz);
+        self.hz = self.hz.clamp(p.min_hz, p.turbo_hz);
         self.governor = Some(Governor { p, since: Time::ZERO, busy_then: 0 });
         self
     }
@@ -727,6 +729,14 @@ mod tests {
         let mut c: Core<u32> = Core::new(4_000_000_000, Dur::ZERO).with_pstate(pstate(1, 40, Dur(MS)));
         c.submit(Time(5 * MS), job(Class::Task, 10, 1)).unwrap();
         assert_eq!(c.hz(), 1_000_000_000);
+        // The performance policy (min = turbo): the clock is turbo from the
+        // start, whatever the load.
+        let mut c: Core<u32> = Core::new(3_400_000_000, Dur::ZERO).with_pstate(pstate(1, 37, Dur(MS)));
+        assert_eq!(c.hz(), 3_400_000_000, "the nominal clock lies within the limits");
+        c = Core::new(3_400_000_000, Dur::ZERO).with_pstate(Pstate { min_hz: 3_700_000_000, ..pstate(1, 37, Dur(MS)) });
+        assert_eq!(c.hz(), 3_700_000_000);
+        c.submit(Time(5 * MS), job(Class::Task, 10, 1)).unwrap();
+        assert_eq!(c.hz(), 3_700_000_000, "an idle sample keeps the floor");
         // A saturated core reaches turbo, not 1.25 × turbo.
         let mut c: Core<u32> = Core::new(2_000_000_000, Dur::ZERO).with_pstate(pstate(1, 40, Dur(MS)));
         let w = c.submit(Time::ZERO, job(Class::Task, 2_000_000, 1)).unwrap();

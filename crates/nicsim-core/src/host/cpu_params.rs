@@ -235,8 +235,10 @@ pub struct CpuConfig {
     pub wake_latency: Duration,
     /// Frequency scaling by Linux `intel_pstate` (active mode, the
     /// powersave policy, no hardware P-states): each core's clock follows
-    /// its load between `min` and `turbo`, starting at `clock`. Absent: every
-    /// core runs at `clock`.
+    /// its load between `min` and `turbo`, starting at `clock` (within
+    /// them). `min = turbo` is the performance policy. Costs given as
+    /// rates (copies) are priced in cycles at `clock`. Absent: every core
+    /// runs at `clock`.
     #[serde(default)]
     pub pstate: Option<PstateConfig>,
 }

@@ -319,10 +319,10 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "must be at most 1ms",
         ),
         (
-            "a P-state floor above the nominal clock",
-            timed("cpu = { pstate = { min = \"90GHz\", turbo = \"100GHz\" } }"),
-            "hosts[0].cpu.pstate",
-            "min <= cpu.clock",
+            "a P-state turbo below the floor",
+            timed("cpu = { pstate = { min = \"2GHz\", turbo = \"1GHz\" } }"),
+            "hosts[0].cpu.pstate.turbo",
+            "at least min",
         ),
         (
             "a P-state floor between steps",
