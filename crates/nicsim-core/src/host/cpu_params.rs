@@ -411,6 +411,13 @@ pub struct StackCosts {
     /// TCP input, per segment.
     #[serde(default)]
     pub tcp_rx: Cost,
+    /// TCP input of a segment without data (a pure ACK), if priced apart
+    /// from `tcp_rx`: Linux's `tcp_ack` (cleaning the retransmission queue,
+    /// RTT and rate samples, congestion control) and the output it
+    /// releases, against `tcp_rx`'s data path (`tcp_data_queue`, the ACK
+    /// decision). Absent: `tcp_rx`.
+    #[serde(default)]
+    pub tcp_ack_rx: Option<Cost>,
     /// UDP output, per datagram.
     #[serde(default)]
     pub udp_tx: Cost,

@@ -148,7 +148,8 @@ pub(super) fn tcp_input_pieces(timing: &Timing, s: Shape, core: usize, locked: b
     let c = &timing.costs;
     let cy = |cost| timing.cycles_on(core, cost);
     let remote = if timing.split_cores() { cy(c.tcp_rx_remote) } else { 0 };
-    let mut pieces = vec![(Layer::Tcp, cy(c.tcp_rx) + remote)];
+    let input = if s.data == 0 { c.tcp_ack_rx.unwrap_or(c.tcp_rx) } else { c.tcp_rx };
+    let mut pieces = vec![(Layer::Tcp, cy(input) + remote)];
     if !locked {
         pieces.extend(bh_lock_sock(timing, core));
     }

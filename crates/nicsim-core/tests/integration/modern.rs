@@ -643,3 +643,32 @@ fn under_intel_pstate_a_partly_idle_core_runs_slower_and_is_busy_longer_for_the_
     let slower = f.busy_clock_hz / s.busy_clock_hz;
     assert!(longer > 1.15 && (longer / slower - 1.0).abs() < 0.05, "busy {longer}x, clock {slower}x slower");
 }
+
+#[test]
+fn a_pure_acks_tcp_input_is_priced_by_tcp_ack_rx_and_a_data_segments_by_tcp_rx() {
+    // Only TCP input is priced in the TCP layer (no output, no cross-core
+    // extra, no joins, no cache-line moves). The sender's TCP input is ACKs
+    // (and the SYN-ACK); the receiver's is data, besides the handshake's
+    // and the close's few pure ACKs.
+    let tcp = |input: &str| {
+        let r = flow(
+            "1500B",
+            &format!(
+                "costs = {{ tcp_tx = {{ cycles = 0 }}, tcp_rx_remote = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, {input} }}\n\
+                 cpu = {{ line_transfer = 0 }}"
+            ),
+        );
+        assert!(r.summary.verified);
+        let t = |h: usize| timing(&r, h).cycles.get("tcp").copied().unwrap_or(0);
+        (t(0), t(1), timing(&r, 0).nic.rx_frames)
+    };
+    let (sender, receiver, acks) = tcp("tcp_rx = { cycles = 1000 }, tcp_ack_rx = { cycles = 0 }");
+    assert_eq!(sender, 0);
+    assert!(receiver > 1000 * 100, "{receiver}");
+    let (sender, receiver, _) = tcp("tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 1000 }");
+    assert!(receiver <= 1000 * 4, "{receiver}");
+    assert!(sender > 1000 * 100 && sender <= 1000 * acks, "{sender} for {acks} ACK frames");
+    // Absent, a pure ACK costs what a data segment does.
+    let (sender, _, acks) = tcp("tcp_rx = { cycles = 1000 }");
+    assert!(sender > 1000 * 100 && sender <= 1000 * acks, "{sender} for {acks} ACK frames");
+}
