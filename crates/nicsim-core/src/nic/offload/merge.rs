@@ -488,7 +488,7 @@ impl Aggregate {
             self.frame.truncate(self.frame_len());
             // An aggregate that grows once usually grows toward 64 KiB:
             // one allocation instead of a copy at every doubling.
-            self.frame.reserve(ETH + IP_MAX - self.frame.len().min(ETH + IP_MAX));
+            self.frame.reserve((ETH + IP_MAX).saturating_sub(self.frame.len()));
         }
         self.frame.extend_from_slice(&frame[view.payload_at + skip..view.end]);
         self.len += view.len() - skip;
