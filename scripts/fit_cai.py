@@ -116,7 +116,7 @@ def costs(x):
     # Sets fitted before the send fragment had a cost of its own.
     c["page_frag"] = x.get("page_frag", x["page_alloc"])
     # Sets fitted before the queueing discipline, the idle loop and a pure ACK's input had costs of their own.
-    for k in ("qdisc", "idle_select", "idle", "tcp_ack_rx"):
+    for k in ("qdisc", "idle_select", "idle", "tcp_ack_rx", "tcp_ack_rx_remote"):
         if k in x:
             c[k] = x[k]
     c["ip_tx"] = 0.3 * x["tcp_tx"]; c["ip_rx"] = x["ip_rx"] if "ip_rx" in x else 0.3 * x["tcp_rx"]

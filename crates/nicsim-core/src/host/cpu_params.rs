@@ -559,9 +559,18 @@ pub struct StackCosts {
     /// TCP input's extra work per segment when the application runs on
     /// another core than the receive stack: the socket's state (sequence
     /// numbers, window, queues) was last written by the other core and its
-    /// cache lines move over (layer `tcp`; not paid under aRFS).
+    /// cache lines move over (layer `tcp`; not paid under aRFS, nor by
+    /// input from the socket backlog, which runs on the application's
+    /// core).
     #[serde(default)]
     pub tcp_rx_remote: Cost,
+    /// The same extra for a segment without data (a pure ACK), if priced
+    /// apart, as its input is (`tcp_ack_rx`): `tcp_ack` reads and writes the
+    /// sending half of the socket (the retransmission queue, the send
+    /// window, congestion state), a data segment's input its receiving half
+    /// (the receive queue, the ACK decision). Absent: `tcp_rx_remote`.
+    #[serde(default)]
+    pub tcp_ack_rx_remote: Option<Cost>,
     /// The scheduler switching to an application that blocked (empty
     /// receive queue, full send buffer), per wake-up (layer `sched`).
     #[serde(default)]

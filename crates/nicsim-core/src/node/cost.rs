@@ -144,10 +144,24 @@ pub(super) fn rx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
 /// TCP input of a segment on a core: the protocol, the socket lock (unless
 /// the softirq took it already, queueing the segment to the backlog), and
 /// for a segment without data (an ACK) its buffers, freed here.
+///
+/// With the application on another core, input in the softirq pays
+/// `tcp_rx_remote` for the socket state the application's core wrote
+/// last. Input from the backlog runs on the application's core, where that
+/// state is at hand; it reads instead the sk_buff lines the softirq's core
+/// wrote ([`BACKLOG_SKB_LINES`]).
 pub(super) fn tcp_input_pieces(timing: &Timing, s: Shape, core: usize, locked: bool) -> Vec<(Layer, u64)> {
     let c = &timing.costs;
     let cy = |cost| timing.cycles_on(core, cost);
-    let remote = if timing.split_cores() { cy(c.tcp_rx_remote) } else { 0 };
+    let remote = if !timing.split_cores() {
+        0
+    } else if core == timing.cpu.app_core as usize {
+        BACKLOG_SKB_LINES * timing.line_transfer()
+    } else if s.data == 0 {
+        cy(c.tcp_ack_rx_remote.unwrap_or(c.tcp_rx_remote))
+    } else {
+        cy(c.tcp_rx_remote)
+    };
     let input = if s.data == 0 { c.tcp_ack_rx.unwrap_or(c.tcp_rx) } else { c.tcp_rx };
     let mut pieces = vec![(Layer::Tcp, cy(input) + remote)];
     if !locked {
@@ -290,6 +304,14 @@ pub(super) const STACK_LINES_PER_FRAME: u64 = 10;
 /// The free of the sk_buff (its reference count and shared info) is priced
 /// apart (`skb_free`, one line more).
 pub(super) const READ_WALK_LINES: u64 = 3;
+
+/// Cache lines of a backlogged segment that TCP input on the application's
+/// core reads after the softirq's core wrote them: the sk_buff's list links
+/// and control block (its first line, which `tcp_add_backlog` and
+/// `__sk_add_backlog` write), its length and header offsets (its second),
+/// and the packet's IP and TCP headers, which the softirq parsed
+/// (`tcp_v4_rcv` pulls them and fills the control block from them).
+pub(super) const BACKLOG_SKB_LINES: u64 = 3;
 
 /// A receive buffer page.
 pub(super) const PAGE: u64 = 4096;

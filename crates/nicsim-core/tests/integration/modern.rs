@@ -672,3 +672,74 @@ fn a_pure_acks_tcp_input_is_priced_by_tcp_ack_rx_and_a_data_segments_by_tcp_rx()
     let (sender, _, acks) = tcp("tcp_rx = { cycles = 1000 }");
     assert!(sender > 1000 * 100 && sender <= 1000 * acks, "{sender} for {acks} ACK frames");
 }
+
+#[test]
+fn tcp_input_from_the_backlog_runs_on_the_applications_core_without_the_cross_core_extra() {
+    // No offloads, no aRFS: the softirq on core 0, the application on core
+    // 1. Only TCP input is priced in the TCP layer.
+    let tcp_per_core = |costs: &str, line: u64| {
+        let r = flow(
+            "1500B",
+            &format!(
+                "nic = {{ tso = false, lro = \"off\", arfs = false }}\n\
+                 costs = {{ tcp_tx = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, {costs} }}\ncpu = {{ line_transfer = {line} }}"
+            ),
+        );
+        assert!(r.summary.verified);
+        [0, 1]
+            .map(|h| timing(&r, h).cores.iter().map(|c| c.cycles.get("tcp").copied().unwrap_or(0)).collect::<Vec<_>>())
+    };
+    // Both applications hold their sockets in their calls, so both cores
+    // run TCP input: in the softirq, and from the backlog.
+    for (host, cores) in
+        tcp_per_core("tcp_rx = { cycles = 1000 }, tcp_ack_rx = { cycles = 1000 }, tcp_rx_remote = { cycles = 0 }", 0)
+            .iter()
+            .enumerate()
+    {
+        assert!(cores[0] > 1000 * 10 && cores[1] > 1000 * 10, "host {host}: {cores:?}");
+    }
+    // The cross-core extra alone: only the softirq's core pays it.
+    for (host, cores) in
+        tcp_per_core("tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 0 }, tcp_rx_remote = { cycles = 5000 }", 0)
+            .iter()
+            .enumerate()
+    {
+        assert!(cores[0] > 5000 * 10 && cores[0] % 5000 == 0, "host {host}: {cores:?}");
+        assert_eq!(cores[1], 0, "host {host}: the backlog's input pays no cross-core extra");
+    }
+    // Instead it reads three lines of each sk_buff the softirq's core
+    // wrote. The sender reads nothing else in its TCP layer.
+    let sender =
+        &tcp_per_core("tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 1000 }, tcp_rx_remote = { cycles = 0 }", 400)
+            [0];
+    assert!(sender[1] > 0 && sender[1] % (1000 + 3 * 400) == 0, "{sender:?}");
+    assert!(sender[0] % 1000 == 0, "the softirq's input reads no extra lines: {sender:?}");
+}
+
+#[test]
+fn a_pure_acks_cross_core_extra_is_tcp_ack_rx_remote_and_a_data_segments_tcp_rx_remote() {
+    // No offloads, no aRFS, no cache-line moves; only the cross-core extra
+    // of TCP input is priced in the TCP layer. The sender's softirq core
+    // takes ACKs, the receiver's data.
+    let softirq_tcp = |remote: &str| {
+        let r = flow(
+            "1500B",
+            &format!(
+                "nic = {{ tso = false, lro = \"off\", arfs = false }}\n\
+                 costs = {{ tcp_tx = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, tcp_rx = {{ cycles = 0 }}, {remote} }}\n\
+                 cpu = {{ line_transfer = 0 }}"
+            ),
+        );
+        assert!(r.summary.verified);
+        [0, 1].map(|h| timing(&r, h).cores[0].cycles.get("tcp").copied().unwrap_or(0))
+    };
+    let [sender, receiver] = softirq_tcp("tcp_rx_remote = { cycles = 1000 }, tcp_ack_rx_remote = { cycles = 0 }");
+    assert_eq!(sender, 0);
+    assert!(receiver > 1000 * 100, "{receiver}");
+    let [sender, receiver] = softirq_tcp("tcp_rx_remote = { cycles = 0 }, tcp_ack_rx_remote = { cycles = 1000 }");
+    assert!(sender > 1000 * 100 && sender % 1000 == 0, "{sender}");
+    assert!(receiver <= 1000 * 4, "the handshake's and the close's ACKs only: {receiver}");
+    // Absent, an ACK pays what a data segment does.
+    let [sender, _] = softirq_tcp("tcp_rx_remote = { cycles = 1000 }");
+    assert!(sender > 1000 * 100, "{sender}");
+}
