@@ -20,6 +20,16 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --search FIT.json SECONDS SEED  # random search, most rows within 10 % first
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+The profile of session 22 (TCP input from the socket backlog without the
+cross-core extra; a pure ACK's input and cross-core extra priced apart,
+tcp_ack_rx and tcp_ack_rx_remote) came from --search runs: seed 603 (a
+prototype with the ACK's extra at 0.3 of tcp_rx_remote, 1 500 s) from a
+session-21 set searched the same way (seed 521), then seed 607 (1 500 s)
+with tcp_ack_rx_remote free, from seed 603's best: 27 rows within 10 %
+at a squared log error of 7.67 (seed 603: 27 at 7.76). Seeds 611, 613
+and 617 from seed 607's set (1 200, 900 and 700 s) found nothing better.
+Seed 601 from session 21's set with the backlog change alone (one
+cross-core price, about 450 s) reached 26 rows at 9.14.
 The profile of session 21 (intel_pstate's lowest clock 1.2 GHz, from a
 Gold 6128's lscpu) came from --search from session 20's set, seed 501
 (1 800 s): 26 rows within 10 % at a squared log error of 8.75; seed 511

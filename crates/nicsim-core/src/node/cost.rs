@@ -330,6 +330,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tcp_input_pays_the_cross_core_extra_in_the_softirq_only_and_a_pure_ack_its_own_prices() {
+        use crate::host::timing::{resolve, Cost};
+        let mut t = resolve("hosts[0]", "cai-xeon-6128", &[]).unwrap();
+        t.nic.arfs = false;
+        t.cpu.line_transfer = 100;
+        let price = |cycles| Cost { cycles, mem: 0 };
+        t.costs.tcp_rx = price(1000);
+        t.costs.tcp_rx_remote = price(20_000);
+        t.costs.tcp_ack_rx = None;
+        t.costs.tcp_ack_rx_remote = None;
+        let (softirq, app) = (t.cpu.irq_core as usize, t.cpu.app_core as usize);
+        assert_ne!(softirq, app);
+        let seg = |data| Shape {
+            proto: Some(IpProtocol::Tcp),
+            payload: 20 + data,
+            data,
+            frag: Frag::Whole,
+            offset: 0,
+            via: None,
+        };
+        let tcp = |t: &Timing, data, core| tcp_input_pieces(t, seg(data), core, true)[0];
+        // Unpriced apart, a pure ACK costs what a data segment does.
+        for data in [0, 1448] {
+            assert_eq!(tcp(&t, data, softirq), (Layer::Tcp, 21_000));
+            // From the backlog: three lines of the sk_buff, no socket state.
+            assert_eq!(tcp(&t, data, app), (Layer::Tcp, 1000 + 3 * 100));
+        }
+        t.costs.tcp_ack_rx = Some(price(3000));
+        t.costs.tcp_ack_rx_remote = Some(price(7000));
+        assert_eq!(tcp(&t, 0, softirq), (Layer::Tcp, 10_000));
+        assert_eq!(tcp(&t, 0, app), (Layer::Tcp, 3000 + 3 * 100));
+        assert_eq!(tcp(&t, 1448, softirq), (Layer::Tcp, 21_000));
+        // With aRFS the softirq runs on the application's core: no extra.
+        t.nic.arfs = true;
+        assert_eq!(tcp(&t, 0, app), (Layer::Tcp, 3000));
+        assert_eq!(tcp(&t, 1448, app), (Layer::Tcp, 1000));
+    }
+
+    #[test]
     fn an_skb_has_a_fragment_per_page_beyond_its_head_and_gro_chains_past_seventeen() {
         // A linear MTU 1500 frame is all head; GRO adds each later frame's head.
         assert_eq!(skb_frags(1514, 1), Some(0));

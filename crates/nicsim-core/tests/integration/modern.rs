@@ -294,8 +294,9 @@ fn arfs_lowers_the_copys_cost_through_cache_locality() {
     // the driver copied) come from that core's cache: 400 cycles each
     // (cpu.line_transfer).
     for (mtu, payload, lines) in [("1500B", 1448.0, 1.0), ("9000B", 8948.0, 3.0)] {
-        let split = flow_at("10Gbps", mtu, "nic = { tso = true, lro = \"gro\" }");
-        let arfs = flow_at("10Gbps", mtu, "nic = { tso = true, lro = \"gro\", arfs = true }");
+        let llc = "memory = { llc_copy_bandwidth = \"30GB/s\" }";
+        let split = flow_at("10Gbps", mtu, &format!("nic = {{ tso = true, lro = \"gro\" }}\n{llc}"));
+        let arfs = flow_at("10Gbps", mtu, &format!("nic = {{ tso = true, lro = \"gro\", arfs = true }}\n{llc}"));
         assert!(split.summary.verified && arfs.summary.verified);
         let (s, a) = (per_byte(&split, 1, &["copy"]), per_byte(&arfs, 1, &["copy"]));
         assert!(a < s, "{mtu}: receive copy {a:.3} cycles/B with aRFS vs {s:.3} without");
@@ -615,19 +616,22 @@ fn the_idle_loop_is_counted_per_idle_period_and_takes_no_busy_time() {
 #[test]
 fn under_intel_pstate_a_partly_idle_core_runs_slower_and_is_busy_longer_for_the_same_cycles() {
     // 100 ms on 10 Gb/s: the link bounds the flow, the sender's application
-    // core is partly idle, and its clock is sampled ten times.
+    // core is partly idle, and its clock is sampled ten times. Without the
+    // socket backlog all TCP input runs in the softirq, so the writer's core
+    // has the same work at any clock (with it, a slower writer holds its
+    // socket longer and runs more of the ACKs' input itself).
     let offloads = "nic = { tso = true, lro = \"gro\" }";
     let fixed = flow_for(
         "100ms",
         "10Gbps",
         "1500B",
-        &format!("{offloads}\ncpu = {{ pstate = {{ min = \"3.4GHz\", turbo = \"3.4GHz\" }} }}"),
+        &format!("{offloads}\ncpu = {{ pstate = {{ min = \"3.4GHz\", turbo = \"3.4GHz\" }}, socket_backlog = false }}"),
     );
     let scaled = flow_for(
         "100ms",
         "10Gbps",
         "1500B",
-        &format!("{offloads}\ncpu = {{ pstate = {{ min = \"1GHz\", turbo = \"3.7GHz\" }} }}"),
+        &format!("{offloads}\ncpu = {{ pstate = {{ min = \"1GHz\", turbo = \"3.7GHz\" }}, socket_backlog = false }}"),
     );
     let ratio = scaled.summary.goodput_bps / fixed.summary.goodput_bps;
     assert!((0.99..=1.01).contains(&ratio), "the link, not the clock, bounds the flow: {ratio}");
@@ -654,7 +658,7 @@ fn a_pure_acks_tcp_input_is_priced_by_tcp_ack_rx_and_a_data_segments_by_tcp_rx()
         let r = flow(
             "1500B",
             &format!(
-                "costs = {{ tcp_tx = {{ cycles = 0 }}, tcp_rx_remote = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, {input} }}\n\
+                "costs = {{ tcp_tx = {{ cycles = 0 }}, tcp_rx_remote = {{ cycles = 0 }}, tcp_ack_rx_remote = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, {input} }}\n\
                  cpu = {{ line_transfer = 0 }}"
             ),
         );
@@ -668,9 +672,8 @@ fn a_pure_acks_tcp_input_is_priced_by_tcp_ack_rx_and_a_data_segments_by_tcp_rx()
     let (sender, receiver, _) = tcp("tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 1000 }");
     assert!(receiver <= 1000 * 4, "{receiver}");
     assert!(sender > 1000 * 100 && sender <= 1000 * acks, "{sender} for {acks} ACK frames");
-    // Absent, a pure ACK costs what a data segment does.
-    let (sender, _, acks) = tcp("tcp_rx = { cycles = 1000 }");
-    assert!(sender > 1000 * 100 && sender <= 1000 * acks, "{sender} for {acks} ACK frames");
+    // Absent from a profile, a pure ACK costs what a data segment does
+    // (the unit test in node/cost.rs).
 }
 
 #[test]
@@ -692,7 +695,10 @@ fn tcp_input_from_the_backlog_runs_on_the_applications_core_without_the_cross_co
     // Both applications hold their sockets in their calls, so both cores
     // run TCP input: in the softirq, and from the backlog.
     for (host, cores) in
-        tcp_per_core("tcp_rx = { cycles = 1000 }, tcp_ack_rx = { cycles = 1000 }, tcp_rx_remote = { cycles = 0 }", 0)
+        tcp_per_core(
+        "tcp_rx = { cycles = 1000 }, tcp_ack_rx = { cycles = 1000 }, tcp_rx_remote = { cycles = 0 }, tcp_ack_rx_remote = { cycles = 0 }",
+        0,
+    )
             .iter()
             .enumerate()
     {
@@ -700,7 +706,10 @@ fn tcp_input_from_the_backlog_runs_on_the_applications_core_without_the_cross_co
     }
     // The cross-core extra alone: only the softirq's core pays it.
     for (host, cores) in
-        tcp_per_core("tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 0 }, tcp_rx_remote = { cycles = 5000 }", 0)
+        tcp_per_core(
+        "tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 0 }, tcp_rx_remote = { cycles = 5000 }, tcp_ack_rx_remote = { cycles = 5000 }",
+        0,
+    )
             .iter()
             .enumerate()
     {
@@ -710,7 +719,10 @@ fn tcp_input_from_the_backlog_runs_on_the_applications_core_without_the_cross_co
     // Instead it reads three lines of each sk_buff the softirq's core
     // wrote. The sender reads nothing else in its TCP layer.
     let sender =
-        &tcp_per_core("tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 1000 }, tcp_rx_remote = { cycles = 0 }", 400)
+        &tcp_per_core(
+        "tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 1000 }, tcp_rx_remote = { cycles = 0 }, tcp_ack_rx_remote = { cycles = 0 }",
+        400,
+    )
             [0];
     assert!(sender[1] > 0 && sender[1] % (1000 + 3 * 400) == 0, "{sender:?}");
     assert!(sender[0] % 1000 == 0, "the softirq's input reads no extra lines: {sender:?}");
@@ -726,7 +738,7 @@ fn a_pure_acks_cross_core_extra_is_tcp_ack_rx_remote_and_a_data_segments_tcp_rx_
             "1500B",
             &format!(
                 "nic = {{ tso = false, lro = \"off\", arfs = false }}\n\
-                 costs = {{ tcp_tx = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, tcp_rx = {{ cycles = 0 }}, {remote} }}\n\
+                 costs = {{ tcp_tx = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, tcp_rx = {{ cycles = 0 }}, tcp_ack_rx = {{ cycles = 0 }}, {remote} }}\n\
                  cpu = {{ line_transfer = 0 }}"
             ),
         );
@@ -739,7 +751,4 @@ fn a_pure_acks_cross_core_extra_is_tcp_ack_rx_remote_and_a_data_segments_tcp_rx_
     let [sender, receiver] = softirq_tcp("tcp_rx_remote = { cycles = 0 }, tcp_ack_rx_remote = { cycles = 1000 }");
     assert!(sender > 1000 * 100 && sender % 1000 == 0, "{sender}");
     assert!(receiver <= 1000 * 4, "the handshake's and the close's ACKs only: {receiver}");
-    // Absent, an ACK pays what a data segment does.
-    let [sender, _] = softirq_tcp("tcp_rx_remote = { cycles = 1000 }");
-    assert!(sender > 1000 * 100, "{sender}");
 }
