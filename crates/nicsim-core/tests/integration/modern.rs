@@ -676,26 +676,29 @@ fn a_pure_acks_tcp_input_is_priced_by_tcp_ack_rx_and_a_data_segments_by_tcp_rx()
     // (the unit test in node/cost.rs).
 }
 
+/// A flow without offloads or aRFS (the softirq on core 0, the application
+/// on core 1) with only TCP input priced in the TCP layer (`costs` sets its
+/// prices; no output, no joins): each host's TCP cycles per core.
+fn tcp_input_per_core(costs: &str, line_transfer: u64) -> [Vec<u64>; 2] {
+    let r = flow(
+        "1500B",
+        &format!(
+            "nic = {{ tso = false, lro = \"off\", arfs = false }}\n\
+             costs = {{ tcp_tx = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, {costs} }}\n\
+             cpu = {{ line_transfer = {line_transfer} }}"
+        ),
+    );
+    assert!(r.summary.verified);
+    [0, 1].map(|h| timing(&r, h).cores.iter().map(|c| c.cycles.get("tcp").copied().unwrap_or(0)).collect())
+}
+
 #[test]
 fn tcp_input_from_the_backlog_runs_on_the_applications_core_without_the_cross_core_extra() {
-    // No offloads, no aRFS: the softirq on core 0, the application on core
-    // 1. Only TCP input is priced in the TCP layer.
-    let tcp_per_core = |costs: &str, line: u64| {
-        let r = flow(
-            "1500B",
-            &format!(
-                "nic = {{ tso = false, lro = \"off\", arfs = false }}\n\
-                 costs = {{ tcp_tx = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, {costs} }}\ncpu = {{ line_transfer = {line} }}"
-            ),
-        );
-        assert!(r.summary.verified);
-        [0, 1]
-            .map(|h| timing(&r, h).cores.iter().map(|c| c.cycles.get("tcp").copied().unwrap_or(0)).collect::<Vec<_>>())
-    };
+    // No offloads, no aRFS; only TCP input priced.
     // Both applications hold their sockets in their calls, so both cores
     // run TCP input: in the softirq, and from the backlog.
     for (host, cores) in
-        tcp_per_core(
+        tcp_input_per_core(
         "tcp_rx = { cycles = 1000 }, tcp_ack_rx = { cycles = 1000 }, tcp_rx_remote = { cycles = 0 }, tcp_ack_rx_remote = { cycles = 0 }",
         0,
     )
@@ -706,49 +709,40 @@ fn tcp_input_from_the_backlog_runs_on_the_applications_core_without_the_cross_co
     }
     // The cross-core extra alone: only the softirq's core pays it.
     for (host, cores) in
-        tcp_per_core(
+        tcp_input_per_core(
         "tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 0 }, tcp_rx_remote = { cycles = 5000 }, tcp_ack_rx_remote = { cycles = 5000 }",
         0,
     )
             .iter()
             .enumerate()
     {
-        assert!(cores[0] > 5000 * 10 && cores[0] % 5000 == 0, "host {host}: {cores:?}");
+        assert!(cores[0] > 5000 * 10 && cores[0].is_multiple_of(5000), "host {host}: {cores:?}");
         assert_eq!(cores[1], 0, "host {host}: the backlog's input pays no cross-core extra");
     }
     // Instead it reads three lines of each sk_buff the softirq's core
     // wrote. The sender reads nothing else in its TCP layer.
     let sender =
-        &tcp_per_core(
+        &tcp_input_per_core(
         "tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 1000 }, tcp_rx_remote = { cycles = 0 }, tcp_ack_rx_remote = { cycles = 0 }",
         400,
     )
             [0];
-    assert!(sender[1] > 0 && sender[1] % (1000 + 3 * 400) == 0, "{sender:?}");
-    assert!(sender[0] % 1000 == 0, "the softirq's input reads no extra lines: {sender:?}");
+    assert!(sender[1] > 0 && sender[1].is_multiple_of(1000 + 3 * 400), "{sender:?}");
+    assert!(sender[0].is_multiple_of(1000), "the softirq's input reads no extra lines: {sender:?}");
 }
 
 #[test]
 fn a_pure_acks_cross_core_extra_is_tcp_ack_rx_remote_and_a_data_segments_tcp_rx_remote() {
-    // No offloads, no aRFS, no cache-line moves; only the cross-core extra
-    // of TCP input is priced in the TCP layer. The sender's softirq core
-    // takes ACKs, the receiver's data.
+    // No cache-line moves; only the cross-core extra of TCP input is
+    // priced. The sender's softirq core takes ACKs, the receiver's data.
     let softirq_tcp = |remote: &str| {
-        let r = flow(
-            "1500B",
-            &format!(
-                "nic = {{ tso = false, lro = \"off\", arfs = false }}\n\
-                 costs = {{ tcp_tx = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, tcp_rx = {{ cycles = 0 }}, tcp_ack_rx = {{ cycles = 0 }}, {remote} }}\n\
-                 cpu = {{ line_transfer = 0 }}"
-            ),
-        );
-        assert!(r.summary.verified);
-        [0, 1].map(|h| timing(&r, h).cores[0].cycles.get("tcp").copied().unwrap_or(0))
+        tcp_input_per_core(&format!("tcp_rx = {{ cycles = 0 }}, tcp_ack_rx = {{ cycles = 0 }}, {remote}"), 0)
+            .map(|c| c[0])
     };
     let [sender, receiver] = softirq_tcp("tcp_rx_remote = { cycles = 1000 }, tcp_ack_rx_remote = { cycles = 0 }");
     assert_eq!(sender, 0);
     assert!(receiver > 1000 * 100, "{receiver}");
     let [sender, receiver] = softirq_tcp("tcp_rx_remote = { cycles = 0 }, tcp_ack_rx_remote = { cycles = 1000 }");
-    assert!(sender > 1000 * 100 && sender % 1000 == 0, "{sender}");
+    assert!(sender > 1000 * 100 && sender.is_multiple_of(1000), "{sender}");
     assert!(receiver <= 1000 * 4, "the handshake's and the close's ACKs only: {receiver}");
 }
