@@ -156,6 +156,11 @@ fn default_notify() -> OffloadNotify {
 fn unit() -> f64 {
     1.0
 }
+fn default_qdisc_quantum() -> Size {
+    // psched_mtu of an Ethernet device at MTU 1500: 1500 + 14.
+    Size(1514)
+}
+
 fn default_command_size() -> Size {
     Size(64)
 }
@@ -456,6 +461,21 @@ pub struct StackCosts {
     /// distributions, time-stamps each packet and runs CoDel's control law).
     #[serde(default)]
     pub qdisc: Cost,
+    /// One pass of the queueing discipline's deficit round robin: fq_codel
+    /// credits the flow at the head of its list one quantum
+    /// (`qdisc_quantum`) per pass of its dequeue loop until the flow's
+    /// deficit covers the packet, so a packet costs a pass per quantum of
+    /// the bytes it counts (`qdisc_pkt_len`: a TSO super-segment counts
+    /// every segment's headers); a pure ACK, a fraction of one
+    /// (`net/sched/sch_fq_codel.c` `fq_codel_dequeue`, Linux 5.4).
+    #[serde(default)]
+    pub qdisc_round: Cost,
+    /// The queueing discipline's quantum, bytes. fq_codel sets it to
+    /// `psched_mtu` of the device when it is created (`fq_codel_init`):
+    /// 1 514 for Ethernet at the default MTU, kept when the MTU changes
+    /// later.
+    #[serde(default = "default_qdisc_quantum")]
+    pub qdisc_quantum: Size,
     /// Device layer on receive (protocol demultiplexing), per packet.
     #[serde(default)]
     pub device_rx: Cost,

@@ -127,6 +127,9 @@ impl Timing {
                 return err("memory.lines", "cycle counts must be at most 100000".into());
             }
         }
+        if !(64..=1 << 20).contains(&self.costs.qdisc_quantum.0) {
+            return err("costs.qdisc_quantum", format!("must be 64B to 1MiB, got {}", self.costs.qdisc_quantum));
+        }
         if self.cpu.wake_latency.0 > crate::engine::time::PS_PER_S / 1000 {
             return err("cpu.wake_latency", format!("must be at most 1ms, got {}", self.cpu.wake_latency));
         }

@@ -69,9 +69,20 @@ pub(super) fn bh_lock_sock(timing: &Timing, core: usize) -> Option<(Layer, u64)>
     (lock > 0).then(|| (Layer::Lock, lock + timing.line_transfer()))
 }
 
-/// Send-path pieces of a frame: transport (once per datagram), software
-/// checksum, IP (and fragmentation per fragment), device, driver.
-pub(super) fn tx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u64)> {
+/// The bytes the queueing discipline counts for a packet of `len` bytes
+/// carrying `data` bytes of payload (`qdisc_pkt_len`, `net/core/dev.c`
+/// `qdisc_pkt_len_init`, Linux 5.4): its length and, for a TSO
+/// super-segment cut to `mss`, every further segment's headers.
+pub(super) fn qdisc_pkt_len(len: u64, data: u64, mss: Option<u16>) -> u64 {
+    let segments = mss.map_or(1, |m| data.div_ceil(u64::from(m.max(1))).max(1));
+    len + (segments - 1) * len.saturating_sub(data)
+}
+
+/// Send-path pieces of a frame the queueing discipline counts as `qlen`
+/// bytes ([`qdisc_pkt_len`]): transport (once per datagram), software
+/// checksum, IP (and fragmentation per fragment), device, the queueing
+/// discipline, driver.
+pub(super) fn tx_pieces(timing: &Timing, s: Shape, qlen: u64, core: usize) -> Vec<(Layer, u64)> {
     if let Some(v) = s.via {
         return via_tx_pieces(timing, v, core);
     }
@@ -98,7 +109,10 @@ pub(super) fn tx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
         }
     }
     pieces.push((Layer::Device, cy(c.device_tx)));
-    push_nonzero(&mut pieces, Layer::Qdisc, cy(c.qdisc));
+    // Deficit round robin: a pass of the dequeue loop per quantum the packet
+    // counts, in expectation (a pure ACK takes a pass every few packets).
+    let rounds = cy(c.qdisc_round) * qlen / c.qdisc_quantum.0;
+    push_nonzero(&mut pieces, Layer::Qdisc, cy(c.qdisc) + rounds);
     pieces.push((Layer::Driver, cy(c.driver_tx)));
     pieces
 }
@@ -366,6 +380,37 @@ mod tests {
         t.nic.arfs = true;
         assert_eq!(tcp(&t, 0, app), (Layer::Tcp, 3000));
         assert_eq!(tcp(&t, 1448, app), (Layer::Tcp, 1000));
+    }
+
+    #[test]
+    fn the_qdisc_counts_every_segment_s_headers_and_takes_a_pass_per_quantum() {
+        use crate::host::timing::{resolve, Cost};
+        // A full MTU-1500 frame: 66 bytes of headers (TCP with timestamps), 1448 of data.
+        assert_eq!(qdisc_pkt_len(1514, 1448, None), 1514);
+        assert_eq!(qdisc_pkt_len(1514, 1448, Some(1448)), 1514);
+        // A 45-segment super-segment: 66 + 65 160 bytes, and 44 more headers.
+        assert_eq!(qdisc_pkt_len(65_226, 65_160, Some(1448)), 68_130);
+        // A short last segment is a segment.
+        assert_eq!(qdisc_pkt_len(66 + 2000, 2000, Some(1448)), 66 + 2000 + 66);
+        assert_eq!(qdisc_pkt_len(66, 0, Some(1448)), 66);
+
+        let mut t = resolve("hosts[0]", "cai-xeon-6128", &[]).unwrap();
+        let price = |cycles| Cost { cycles, mem: 0 };
+        t.costs.qdisc = price(100);
+        t.costs.qdisc_round = price(10);
+        let seg =
+            Shape { proto: Some(IpProtocol::Tcp), payload: 1480, data: 1448, frag: Frag::Whole, offset: 0, via: None };
+        let qdisc = |t: &Timing, qlen| {
+            let p = tx_pieces(t, seg, qlen, 0);
+            p.iter().filter(|x| x.0 == Layer::Qdisc).map(|x| x.1).sum::<u64>()
+        };
+        assert_eq!(t.costs.qdisc_quantum.0, 1514, "psched_mtu at MTU 1500");
+        assert_eq!(qdisc(&t, 1514), 100 + 10);
+        assert_eq!(qdisc(&t, 68_130), 100 + 450);
+        // A pure ACK takes a pass every 23 packets: none of its own, rounded down.
+        assert_eq!(qdisc(&t, 66), 100);
+        t.costs.qdisc_quantum.0 = 9014;
+        assert_eq!(qdisc(&t, 68_130), 100 + 75);
     }
 
     #[test]

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-use super::cost::{push_nonzero, shape, tx_pieces, READ_WALK_LINES};
+use super::cost::{push_nonzero, qdisc_pkt_len, shape, tx_pieces, READ_WALK_LINES};
 use super::{Env, HostEvent};
 use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, EventKey, Priority, Time};
@@ -493,7 +493,8 @@ impl Timed {
             let t = &mut *self;
             let sh = shape(&frame.bytes);
             let path = if sh.data > 0 { Path::Send } else { Path::Receive };
-            let mut pieces = tx_pieces(&t.timing, sh, ctx.core);
+            let qlen = qdisc_pkt_len(frame.bytes.len() as u64, sh.data, frame.tso_mss);
+            let mut pieces = tx_pieces(&t.timing, sh, qlen, ctx.core);
             if let Some(x) = t.rx.engine().tx() {
                 pieces.extend(x.tx_pieces(&t.timing, &frame.bytes, ctx.core));
             }

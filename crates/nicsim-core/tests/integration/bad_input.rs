@@ -313,6 +313,12 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ),
         ("application on a missing core", timed("cpu = { app_core = 4 }"), "hosts[0].cpu.app_core", "does not exist"),
         (
+            "a queueing discipline's quantum of ten bytes",
+            timed("costs = { qdisc_quantum = \"10B\" }"),
+            "hosts[0].costs.qdisc_quantum",
+            "must be 64B to 1MiB",
+        ),
+        (
             "a wake-up of a second",
             timed("cpu = { wake_latency = \"1s\" }"),
             "hosts[0].cpu.wake_latency",

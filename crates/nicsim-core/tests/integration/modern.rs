@@ -575,7 +575,7 @@ fn the_queueing_discipline_is_paid_once_per_packet_handed_to_the_device() {
     // Without TSO every packet is one frame on the wire; with TSO a
     // super-segment goes through the qdisc once and leaves as many frames.
     let qdisc = |r: &Report, host: usize| timing(r, host).cycles.get("qdisc").copied().unwrap_or(0);
-    let priced = "costs = { qdisc = { cycles = 100 } }";
+    let priced = "costs = { qdisc = { cycles = 100 }, qdisc_round = { cycles = 0 } }";
     for tso in [false, true] {
         let r = flow_at("10Gbps", "1500B", &format!("{priced}\nnic = {{ tso = {tso}, lro = \"gro\" }}"));
         assert!(r.summary.verified);
@@ -591,6 +591,34 @@ fn the_queueing_discipline_is_paid_once_per_packet_handed_to_the_device() {
     // The profile's own value (0 in the old studies' profiles is no layer at all).
     let unpriced = flow_at("10Gbps", "1500B", "costs = { qdisc = { cycles = 0 } }");
     assert_eq!(qdisc(&unpriced, 0), 0);
+}
+
+#[test]
+fn the_queueing_discipline_takes_a_pass_per_quantum_of_the_bytes_it_counts() {
+    // fq_codel's deficit round robin credits the flow one quantum (1 514 B,
+    // psched_mtu at MTU 1500) per pass of its dequeue loop: a full frame
+    // takes one pass, a TSO super-segment one per frame it leaves as (its
+    // counted length has every segment's headers), a pure ACK a fraction.
+    let qdisc = |r: &Report, host: usize| timing(r, host).cycles.get("qdisc").copied().unwrap_or(0);
+    let passes = |quantum: u32, tso: bool| {
+        let priced = format!(
+            "costs = {{ qdisc = {{ cycles = 0 }}, qdisc_round = {{ cycles = 1000 }}, qdisc_quantum = \"{quantum}B\" }}"
+        );
+        let r = flow_at("10Gbps", "1500B", &format!("{priced}\nnic = {{ tso = {tso}, lro = \"gro\" }}"));
+        assert!(r.summary.verified);
+        // A pure ACK of 54 to 78 bytes (TCP options) counts that much of a quantum.
+        let per_ack = qdisc(&r, 1) as f64 / timing(&r, 1).nic.tx_frames as f64;
+        let q = f64::from(quantum);
+        assert!((1000.0 * 53.0 / q..=1000.0 * 78.0 / q).contains(&per_ack), "{per_ack} a pure ACK, quantum {q}");
+        // Passes per 1 448 bytes delivered (a full frame's data).
+        per_byte(&r, 0, &["qdisc"]) * 1448.0 / 1000.0
+    };
+    for tso in [false, true] {
+        let full = passes(1514, tso);
+        assert!((0.99..1.03).contains(&full), "tso {tso}: {full} passes a full frame's data");
+        let half = passes(3028, tso);
+        assert!((0.49..0.52).contains(&half), "tso {tso}: {half} passes at twice the quantum");
+    }
 }
 
 #[test]
