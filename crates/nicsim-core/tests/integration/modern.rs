@@ -509,13 +509,12 @@ fn a_reader_that_falls_behind_sends_the_acks_after_its_copy() {
     let acks_per_segment = |r: &Report| timing(r, 1).nic.tx_frames as f64 / timing(r, 0).nic.tx_frames as f64;
     let (with, without) = (acks_per_segment(&on), acks_per_segment(&off));
     assert!(with < 0.9 * without, "{with} ACKs a data frame with the test, {without} without");
-    // Relieved of ACKs, the saturated softirq core carries no less.
-    assert!(
-        on.summary.goodput_bps >= off.summary.goodput_bps,
-        "{} vs {}",
-        on.summary.goodput_bps,
-        off.summary.goodput_bps
-    );
+    // Not asserted: which run carries more. The saturated softirq core
+    // sends fewer ACKs with the test, but how much TCP input it runs at
+    // all depends on how often the reader holds the socket (input then
+    // goes to the backlog and runs on the reader's core), which the
+    // reader's own ACKs change; with session 23's costs the run without
+    // the test carries more.
 }
 
 #[test]
@@ -589,7 +588,7 @@ fn the_queueing_discipline_is_paid_once_per_packet_handed_to_the_device() {
         }
     }
     // The profile's own value (0 in the old studies' profiles is no layer at all).
-    let unpriced = flow_at("10Gbps", "1500B", "costs = { qdisc = { cycles = 0 } }");
+    let unpriced = flow_at("10Gbps", "1500B", "costs = { qdisc = { cycles = 0 }, qdisc_round = { cycles = 0 } }");
     assert_eq!(qdisc(&unpriced, 0), 0);
 }
 
