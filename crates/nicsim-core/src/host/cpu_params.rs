@@ -156,6 +156,7 @@ fn default_notify() -> OffloadNotify {
 fn unit() -> f64 {
     1.0
 }
+
 fn default_qdisc_quantum() -> Size {
     // psched_mtu of an Ethernet device at MTU 1500: 1500 + 14.
     Size(1514)
