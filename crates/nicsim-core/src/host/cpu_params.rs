@@ -541,8 +541,10 @@ pub struct StackCosts {
     #[serde(default)]
     pub lro_rx: Cost,
     /// An `sk_buff` head allocated: per received frame (the driver builds
-    /// one per buffer), per data segment the stack sends (one per TSO
-    /// super-segment), per ACK or control segment it sends (layer `skb`).
+    /// one per buffer); per sk_buff a TCP write fills, on the writer's core
+    /// (`tcp_sendmsg`: one per MSS, or with GSO per 64 KiB size goal; the
+    /// data segments sent from them later allocate none); per ACK, control
+    /// segment or datagram sent (layer `skb`).
     #[serde(default)]
     pub skb_alloc: Cost,
     /// An `sk_buff` freed: per received segment the application consumed

@@ -412,6 +412,20 @@ impl Host {
         !self.quickack_settled
     }
 
+    /// The payload of a full-sized TCP segment this host sends: its IP MTU
+    /// less the IP and TCP headers and, with timestamps, their option
+    /// (12 bytes).
+    pub fn tcp_mss(&self) -> u64 {
+        let ip_mtu = self.dev.mtu - crate::link::ETH_HEADER as usize;
+        (ip_mtu - 40 - if self.cfg.tcp.timestamps { 12 } else { 0 }) as u64
+    }
+
+    /// The stack hands the NIC super-segments (TSO), so Linux's TCP builds
+    /// its send buffers for them (GSO).
+    pub fn segmentation(&self) -> bool {
+        self.dev.tso.is_some()
+    }
+
     /// When the stack next needs a poll, as smoltcp reports it.
     pub fn poll_at(&mut self, now: Time) -> Option<Time> {
         self.iface.poll_at(now.to_smoltcp(), &self.sockets).map(Time::from_smoltcp)

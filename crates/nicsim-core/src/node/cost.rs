@@ -78,6 +78,33 @@ pub(super) fn qdisc_pkt_len(len: u64, data: u64, mss: Option<u16>) -> u64 {
     len + (segments - 1) * len.saturating_sub(data)
 }
 
+/// `MAX_TCP_HEADER` on a distribution's x86-64 Linux 5.4 build:
+/// `L1_CACHE_ALIGN(128 + MAX_HEADER)` with `MAX_HEADER` = `LL_MAX_HEADER`
+/// (128 with Hyper-V networking configured) + 48 (IPv6 tunnels): 320.
+const MAX_TCP_HEADER: u64 = 320;
+
+/// The payload bytes `tcp_sendmsg` puts in one sk_buff of a stream whose
+/// segments carry `mss` bytes (`tcp_xmit_size_goal`, Linux 5.4
+/// `net/ipv4/tcp.c`): one MSS without GSO, else the whole MSS multiples
+/// that fit in `sk_gso_max_size` (64 KiB) less one byte and the headroom.
+pub(super) fn send_size_goal(mss: u64, gso: bool) -> u64 {
+    let mss = mss.max(1);
+    if !gso {
+        return mss;
+    }
+    let most = 65_536 - 1 - MAX_TCP_HEADER;
+    (most / mss).max(1) * mss
+}
+
+/// The sk_buffs a write of `bytes` allocates when the unsent tail sk_buff
+/// holds `fill` of `goal` bytes (`tcp_sendmsg_locked` fills the tail one
+/// first), and how full the new tail is.
+pub(super) fn send_skbs(fill: u64, bytes: u64, goal: u64) -> (u64, u64) {
+    let goal = goal.max(1);
+    let fill = fill % goal;
+    ((fill + bytes).div_ceil(goal) - u64::from(fill > 0), (fill + bytes) % goal)
+}
+
 /// Send-path pieces of a frame the queueing discipline counts as `qlen`
 /// bytes ([`qdisc_pkt_len`]): transport (once per datagram), software
 /// checksum, IP (and fragmentation per fragment), device, the queueing
@@ -97,9 +124,13 @@ pub(super) fn tx_pieces(timing: &Timing, s: Shape, qlen: u64, core: usize) -> Ve
                 _ => {}
             }
             pieces.push((Layer::Ip, cy(c.ip_tx)));
-            // One sk_buff per segment the stack sends (a TSO super-segment is one).
-            push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_alloc));
-            push_nonzero(&mut pieces, Layer::Mm, cy(c.skb_slab));
+            // A TCP data segment's sk_buff was built by the write that
+            // queued its data (`send_skbs`), on the writer's core; every
+            // other segment gets its own here.
+            if !(s.proto == Some(IpProtocol::Tcp) && s.data > 0) {
+                push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_alloc));
+                push_nonzero(&mut pieces, Layer::Mm, cy(c.skb_slab));
+            }
         }
         if !timing.nic.checksum_offload {
             pieces.push((Layer::Checksum, timing.checksum_cycles_on(core, s.payload)));
@@ -411,6 +442,46 @@ mod tests {
         assert_eq!(qdisc(&t, 66), 100);
         t.costs.qdisc_quantum.0 = 9014;
         assert_eq!(qdisc(&t, 68_130), 100 + 75);
+    }
+
+    #[test]
+    fn a_write_builds_the_data_sk_buffs_and_sending_them_allocates_none() {
+        use crate::host::timing::{resolve, Cost};
+        // tcp_xmit_size_goal: one MSS without GSO; with it, the MSS
+        // multiples within 65 536 - 1 - 320 = 65 215 bytes: 45 x 1 448 and 7 x 8 948.
+        assert_eq!(send_size_goal(1448, false), 1448);
+        assert_eq!(send_size_goal(1448, true), 65_160);
+        assert_eq!(send_size_goal(8948, true), 62_636);
+        // 128 KiB into an empty queue: 90 full sk_buffs and a tail of 752 bytes.
+        assert_eq!(send_skbs(0, 131_072, 1448), (91, 752));
+        // The next write tops up that tail (696 bytes), then 90 more and 56 over.
+        assert_eq!(send_skbs(752, 131_072, 1448), (91, 56));
+        assert_eq!(send_skbs(0, 131_072, 65_160), (3, 752));
+        assert_eq!(send_skbs(752, 131_072, 65_160), (2, 1504));
+        // A write that fits in the tail allocates nothing; one that fills it exactly leaves none.
+        assert_eq!(send_skbs(752, 696, 1448), (0, 0));
+        assert_eq!(send_skbs(0, 0, 1448), (0, 0));
+
+        let mut t = resolve("hosts[0]", "cai-xeon-6128", &[]).unwrap();
+        t.costs.skb_alloc = Cost { cycles: 200, mem: 0 };
+        t.costs.skb_slab = Cost { cycles: 70, mem: 0 };
+        let seg = |data| Shape {
+            proto: Some(IpProtocol::Tcp),
+            payload: 32 + data,
+            data,
+            frag: Frag::Whole,
+            offset: 0,
+            via: None,
+        };
+        let alloc = |s: Shape| {
+            let p = tx_pieces(&t, s, 66 + s.data, 0);
+            let of = |l| p.iter().filter(|x| x.0 == l).map(|x| x.1).sum::<u64>();
+            (of(Layer::Skb), of(Layer::Mm))
+        };
+        assert_eq!(alloc(seg(1448)), (0, 0), "a data segment's sk_buff came from the write");
+        assert_eq!(alloc(seg(0)), (200, 70), "a pure ACK is allocated as it is sent");
+        let udp = Shape { proto: Some(IpProtocol::Udp), ..seg(1448) };
+        assert_eq!(alloc(udp), (200, 70), "a datagram is allocated as it is sent");
     }
 
     #[test]

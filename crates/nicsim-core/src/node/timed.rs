@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-use super::cost::{push_nonzero, qdisc_pkt_len, shape, tx_pieces, READ_WALK_LINES};
+use super::cost::{push_nonzero, qdisc_pkt_len, send_size_goal, send_skbs, shape, tx_pieces, READ_WALK_LINES};
 use super::{Env, HostEvent};
 use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, EventKey, Priority, Time};
@@ -144,6 +144,9 @@ pub struct Timed {
     pub(crate) ack_gate: Option<super::ackgate::AckGate>,
     /// The poll under way follows the application's read.
     pub(crate) after_read: bool,
+    /// Per TCP socket written: the payload bytes in its unsent tail
+    /// sk_buff, which the next write fills first (`send_skbs`).
+    pub(crate) send_tails: Vec<(smoltcp::iface::SocketHandle, u64)>,
     /// Socket backlog (`cpu.socket_backlog`): the application is in a call
     /// that holds the socket lock, and the segments that wait for it.
     pub(crate) owned: bool,
@@ -209,6 +212,7 @@ impl Timed {
             waking: false,
             ack_gate,
             after_read: false,
+            send_tails: Vec::new(),
             unread: (0, 0),
             unread_lines: 0,
             stack_reach: 0,
@@ -589,9 +593,23 @@ impl Timed {
             push_nonzero(&mut pieces, Layer::Mm, frames * (page + if page > 0 { xfer } else { 0 }) + skbs * slab);
             // Its walk of the receive queue reads lines the stack's core wrote.
             push_nonzero(&mut pieces, Layer::Tcp, skbs * READ_WALK_LINES * xfer);
-        } else if matches!(op, Op::Write { .. }) {
+        } else if let Op::Write { sock, bytes } = op {
             // `sk_page_frag_refill`: the data goes into 32 KiB page fragments.
-            push_nonzero(&mut pieces, Layer::Mm, op.bytes().div_ceil(32 * 1024) * t.timing.cycles(c.page_frag));
+            push_nonzero(&mut pieces, Layer::Mm, bytes.div_ceil(32 * 1024) * t.timing.cycles(c.page_frag));
+            // `tcp_sendmsg_locked` tops up the unsent tail sk_buff, then
+            // allocates one for each further size goal of data.
+            let goal = send_size_goal(env.host.tcp_mss(), env.host.segmentation());
+            let i = match t.send_tails.iter().position(|&(s, _)| s == sock) {
+                Some(i) => i,
+                None => {
+                    t.send_tails.push((sock, 0));
+                    t.send_tails.len() - 1
+                }
+            };
+            let (skbs, fill) = send_skbs(t.send_tails[i].1, bytes, goal);
+            t.send_tails[i].1 = fill;
+            push_nonzero(&mut pieces, Layer::Skb, skbs * t.timing.cycles(c.skb_alloc));
+            push_nonzero(&mut pieces, Layer::Mm, skbs * t.timing.cycles(c.skb_slab));
         }
         let comm_copy = t.call.engine_ref().copy_elsewhere();
         let zc_move =

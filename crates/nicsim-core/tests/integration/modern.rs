@@ -166,6 +166,37 @@ fn a_send_fragment_page_is_paid_when_a_write_fills_it_and_again_when_acks_free_i
 }
 
 #[test]
+fn the_writer_allocates_the_data_sk_buffs_on_its_own_core_one_per_size_goal() {
+    // tcp_sendmsg builds the sk_buffs the data is sent in: one per MSS
+    // without GSO, one per 45 MSS (65 160 bytes) with it. Sending them later,
+    // from the softirq's core after ACKs, allocates none; that core
+    // allocates one per frame it receives (the driver's) and one for each
+    // of the few segments without data it sends (the handshake, the FIN).
+    let skbs = |nic: &str| {
+        let zero = ["skb_free", "skb_slab", "page_alloc", "page_frag", "page_free"]
+            .iter()
+            .map(|k| format!("{k} = {{ cycles = 0 }}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let r = flow(
+            "1500B",
+            &format!("costs = {{ skb_alloc = {{ cycles = 1000 }}, {zero} }}\ncpu = {{ line_transfer = 0 }}\nnic = {{ {nic} }}"),
+        );
+        assert!(r.summary.verified);
+        let t = timing(&r, 0);
+        let at = |core: usize| t.cores[core].cycles.get("skb").copied().unwrap_or(0) / 1000;
+        assert!(t.cores[0].cycles.get("tcp").copied().unwrap_or(0) > 0, "the softirq's core sends data");
+        (at(1), at(0) - t.nic.rx_frames, r.summary.payload_bytes)
+    };
+    let (writer, softirq, payload) = skbs("tso = false, lro = \"off\"");
+    assert_eq!(writer, payload.div_ceil(1448), "one per MSS written ({payload} bytes)");
+    assert!(softirq <= 3, "{softirq} allocations on the softirq's core besides the received frames'");
+    let (writer, softirq, payload) = skbs("tso = true, lro = \"gro\"");
+    assert_eq!(writer, payload.div_ceil(65_160), "one per 45 MSS written ({payload} bytes)");
+    assert!(softirq <= 3, "{softirq} allocations on the softirq's core besides the received frames'");
+}
+
+#[test]
 fn an_ack_frees_the_sent_sk_buffs_it_covers_besides_the_clones_the_driver_sent() {
     // Without TSO every data frame is an sk_buff of its own. The sender
     // releases each sent frame's clone when its descriptor is cleaned, each
