@@ -21,6 +21,13 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --search-groups FIT.json SECONDS SEED  # the same, a quarter of the moves a group's costs together (GROUPS)
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+The profile of session 24 (the sender's data sk_buffs allocated by its
+writes, on the writer's core) came from --search (seed 801) and
+--search-groups (seed 803), 1 500 s each, from session 23's set (27 rows
+at 7.30 and 29 at 7.13), then seeds 811 (--search) and 813
+(--search-groups), 1 200 s each, from seed 803's best: seed 811's, 29
+rows within 10 % at a squared log error of 7.091, is landed (seed 813:
+29 at 7.093).
 The profile of session 23 (fq_codel's deficit round robin priced per
 quantum, qdisc_round) came from --search (seed 711) and --search-groups
 (seed 713), 1 800 s each, from session 22's set with qdisc 150 and
