@@ -146,7 +146,7 @@ pub struct Timed {
     pub(crate) after_read: bool,
     /// Per TCP socket written: the payload bytes in its unsent tail
     /// sk_buff, which the next write fills first (`send_skbs`).
-    pub(crate) send_tails: Vec<(smoltcp::iface::SocketHandle, u64)>,
+    pub(crate) send_tails: BTreeMap<smoltcp::iface::SocketHandle, u64>,
     /// Socket backlog (`cpu.socket_backlog`): the application is in a call
     /// that holds the socket lock, and the segments that wait for it.
     pub(crate) owned: bool,
@@ -212,7 +212,7 @@ impl Timed {
             waking: false,
             ack_gate,
             after_read: false,
-            send_tails: Vec::new(),
+            send_tails: BTreeMap::new(),
             unread: (0, 0),
             unread_lines: 0,
             stack_reach: 0,
@@ -599,15 +599,9 @@ impl Timed {
             // `tcp_sendmsg_locked` tops up the unsent tail sk_buff, then
             // allocates one for each further size goal of data.
             let goal = send_size_goal(env.host.tcp_mss(), env.host.segmentation());
-            let i = match t.send_tails.iter().position(|&(s, _)| s == sock) {
-                Some(i) => i,
-                None => {
-                    t.send_tails.push((sock, 0));
-                    t.send_tails.len() - 1
-                }
-            };
-            let (skbs, fill) = send_skbs(t.send_tails[i].1, bytes, goal);
-            t.send_tails[i].1 = fill;
+            let tail = t.send_tails.entry(sock).or_insert(0);
+            let (skbs, fill) = send_skbs(*tail, bytes, goal);
+            *tail = fill;
             push_nonzero(&mut pieces, Layer::Skb, skbs * t.timing.cycles(c.skb_alloc));
             push_nonzero(&mut pieces, Layer::Mm, skbs * t.timing.cycles(c.skb_slab));
         }
