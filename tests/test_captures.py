@@ -39,7 +39,7 @@ import pytest
 import nicsim
 from conftest import REPO, run_cli
 from test_lro_tool import streams
-from test_pcap_tshark import CHECKSUMS, tshark
+from test_pcap_tshark import CHECKSUM_GOOD, CHECKSUMS, tshark
 
 DATA = REPO / "tests" / "data"
 CAPTURES = DATA / "captures"
@@ -213,11 +213,31 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[bool, 
         for offload in (True, False):
             tag = "on" if offload else "off"
             pcap, pcapng = root / f"offload-{tag}.pcap", root / f"offload-{tag}.pcapng"
-            ns.capture(offload, pcap, pcapng)
+            for _ in range(CAPTURE_ATTEMPTS):
+                ns.capture(offload, pcap, pcapng)
+                if offload or not (bad_checksums(pcap) or bad_checksums(pcapng)):
+                    break
             files[(offload, "pcap")], files[(offload, "pcapng")] = pcap, pcapng
     finally:
         ns.delete()
     yield files
+
+
+# Once in a fresh-clone CI run (stop 44) the offload-off capture held a
+# server ACK whose TCP checksum did not verify, in both files; it never
+# recurred here in 9 runs, 6 of them under full CPU load. The kernel wrote
+# that frame, not nicsim, so the fixture takes the capture again (up to this
+# many times) and the tests then check whatever it has: a capture that is
+# still bad fails them.
+CAPTURE_ATTEMPTS = 3
+
+
+def bad_checksums(pcap: Path) -> list[str]:
+    """Frames of `pcap` whose IP or TCP checksum does not verify."""
+    out = tshark("-r", str(pcap), *CHECKSUMS, "-T", "fields", "-e", "frame.number",
+                 "-e", "ip.checksum.status", "-e", "tcp.checksum.status",
+                 "-Y", "tcp")  # fmt: skip
+    return [line for line in out.splitlines() if line.split("\t")[1:] != [CHECKSUM_GOOD, CHECKSUM_GOOD]]
 
 
 def data_direction(pcap: Path) -> bytes:
@@ -233,6 +253,7 @@ def test_offloaded_checksums_are_named_and_not_merged(real: dict, tmp_path: Path
     n = report["checksums_offloaded"]
     # 512 KiB in segments of at most 1448 B: at least 363 data frames, all offloaded.
     assert n >= len(SENT) // 1448, report
+    assert len(bad_checksums(real[(True, kind)])) >= n, "the fixture's check sees offloaded checksums"
     assert report["passed"]["offloaded_checksum"] == n
     assert report["accounting"]["merged"] == 0
     accounted(report)
