@@ -463,6 +463,11 @@ impl<T> Core<T> {
         self.running.is_none() && self.queues.iter().all(VecDeque::is_empty)
     }
 
+    /// The job running now, if any, and when it ends unless preempted.
+    pub fn running(&self) -> Option<(&Job<T>, Time)> {
+        self.running.as_ref().map(|r| (&r.job, r.end))
+    }
+
     /// Count a hard interrupt.
     pub fn note_interrupt(&mut self) {
         self.stats.interrupts += 1;

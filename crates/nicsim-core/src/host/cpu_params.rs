@@ -225,6 +225,24 @@ pub struct CpuConfig {
     /// read frees one sk_buff for the joined segments.
     #[serde(default)]
     pub receive_queue_coalesce: bool,
+    /// With `socket_backlog`: a read that found segments in the backlog
+    /// when it released the socket goes on within the same call once its
+    /// core has run their TCP input, copying what they queued while the
+    /// caller's buffer has room (Linux's `tcp_recvmsg` loop: `release_sock`
+    /// then `lock_sock` and another pass over the receive queue, no new
+    /// system call). Off: the call ends after the backlog, and the next
+    /// read is a new call.
+    #[serde(default)]
+    pub read_after_backlog: bool,
+    /// With `socket_backlog`: a read or write that takes the socket
+    /// (`lock_sock`) while the softirq on another core runs a segment's TCP
+    /// input spins until that input is done: both hold the socket's
+    /// spinlock, the softirq through the whole input (`tcp_v4_rcv`:
+    /// `bh_lock_sock_nested` … `tcp_v4_do_rcv` … `bh_unlock_sock`). The
+    /// spin is busy time in the lock layer. Off: the call takes the socket
+    /// at once.
+    #[serde(default)]
+    pub lock_spin: bool,
     /// Linux's window test before an immediate ACK (`__tcp_ack_snd_check`):
     /// outside a read, a pure ACK whose window is smaller than the last one
     /// its flow advertised waits (the reader is behind), and the reader

@@ -103,6 +103,7 @@ impl Timed {
     /// Returns true when it joined the last segment there.
     fn add_backlog(&mut self, frame: Vec<u8>, segments: u32, trusted: bool) -> bool {
         let t = &mut *self;
+        t.lock_stats.backlogged += 1;
         let parsed = t.timing.cpu.backlog_coalesce.then(|| parse_with(&frame, trusted)).and_then(|k| match k {
             Kind::Tcp(v) => Some(v),
             _ => None,
@@ -270,7 +271,9 @@ impl Timed {
             // More came meanwhile: it is processed before the lock is free.
             return Ok(());
         }
-        self.after_call(env, op, now);
+        if !self.read_goes_on(env, op, now) {
+            self.after_call(env, op, now);
+        }
         Ok(())
     }
 }

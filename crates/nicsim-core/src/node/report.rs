@@ -86,6 +86,8 @@ pub struct TimingReport {
     pub zero_copy: Option<crate::nic::offload::specdefrag::ZeroCopyStats>,
     /// ACKs the window test held (`cpu.ack_window_test` on only).
     pub delayed_acks: Option<super::ackgate::AckStats>,
+    /// The socket lock and its backlog (`cpu.socket_backlog` on only).
+    pub socket_lock: Option<super::socklock::SocketLockStats>,
 }
 
 fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
@@ -170,6 +172,7 @@ impl Timed {
             gro: offload.gro,
             zero_copy: offload.zero_copy,
             delayed_acks: t.ack_gate.as_ref().map(|g| g.stats),
+            socket_lock: t.timing.cpu.socket_backlog.then_some(t.lock_stats),
         }
     }
 

@@ -51,6 +51,9 @@ pub(crate) type Waiting = (u64, Vec<u8>, u32);
 pub(crate) enum Next {
     /// The application's socket call is done: carry it out.
     AppOp(Op),
+    /// The call `op` has the socket after spinning for its lock
+    /// (`cpu.lock_spin`): it goes on, a read with what is queued now.
+    LockTaken(Op),
     /// Offload with the socket copy on the communication processor: the
     /// application core's part of the call is done; the communication
     /// processor copies (that many of its cycles), then the call is carried out.
@@ -144,6 +147,11 @@ pub struct Timed {
     pub(crate) ack_gate: Option<super::ackgate::AckGate>,
     /// The poll under way follows the application's read.
     pub(crate) after_read: bool,
+    /// Bytes the read call in progress has read so far (it may go on after
+    /// the backlog: `cpu.read_after_backlog`).
+    call_read: u64,
+    /// The socket lock's counters (report).
+    pub(crate) lock_stats: super::socklock::SocketLockStats,
     /// Per TCP socket written: the payload bytes in its unsent tail
     /// sk_buff, which the next write fills first (`send_skbs`).
     pub(crate) send_tails: BTreeMap<smoltcp::iface::SocketHandle, u64>,
@@ -212,6 +220,8 @@ impl Timed {
             waking: false,
             ack_gate,
             after_read: false,
+            call_read: 0,
+            lock_stats: Default::default(),
             send_tails: BTreeMap::new(),
             unread: (0, 0),
             unread_lines: 0,
@@ -347,11 +357,21 @@ impl Timed {
         match job.then {
             Next::AppOp(op) => {
                 env.perform(op, now)?;
+                if let Op::Read { bytes, .. } = op {
+                    self.call_read += bytes;
+                }
                 if !self.release_sock(env, op, now) {
                     self.after_call(env, op, now);
                 }
             }
             Next::Backlog(frames, op) => self.on_backlog_done(env, frames, op, now)?,
+            Next::LockTaken(op) => {
+                let op = match op {
+                    Op::Read { sock, .. } => env.app.read_more(env.host, sock, 0).unwrap_or(op),
+                    op => op,
+                };
+                self.call_job(env, now, op, false, false);
+            }
             Next::RxStack(id, frame, segments) => {
                 let ctx = self.irq_ctx();
                 self.tcp_input_done(env, (id, frame, segments), ctx, now)?;
@@ -452,6 +472,10 @@ impl Timed {
         // A reader works on what it read before its next call; the
         // stack's reaction to the read (a window update) comes first.
         let t = &mut *self;
+        let op = match (op, std::mem::take(&mut t.call_read)) {
+            (Op::Read { sock, .. }, read) if read > 0 => Op::Read { sock, bytes: read },
+            (op, _) => op,
+        };
         let compute = t.timing.app.cycles(op.bytes());
         let computing = compute > 0 && matches!(op, Op::Read { .. } | Op::RecvFrom { .. });
         t.app_busy = computing;
@@ -468,6 +492,44 @@ impl Timed {
                 Job::new(Class::Task, vec![(Layer::App, compute)], Next::AppComputed).for_msg(msg).on(Path::Receive);
             self.submit(env, app_core, now, job);
         }
+    }
+
+    /// `cpu.lock_spin`: the cycles `lock_sock` on `core` spins at `now`
+    /// for the socket's spinlock, which the softirq on the stack's core
+    /// holds while it runs a segment's TCP input (until that job ends). A
+    /// host with one TCP flow, as the studies have: the input is taken to
+    /// be for the caller's socket.
+    fn lock_spin(&self, core: usize, now: Time) -> u64 {
+        let stack = self.timing.stack_core();
+        if !(self.timing.cpu.lock_spin && self.timing.cpu.socket_backlog) || stack == core {
+            return 0;
+        }
+        match self.cores[stack].running() {
+            Some((job, end)) if matches!(job.then, Next::RxStack(..)) && end > now => {
+                self.cores[core].cycles_in(end.since(now))
+            }
+            _ => 0,
+        }
+    }
+
+    /// `cpu.read_after_backlog`: read call `op`, whose core has just run
+    /// the TCP input of the segments that waited in the backlog, goes on
+    /// if they queued data and its buffer has room (`tcp_recvmsg`: after
+    /// `tcp_cleanup_rbuf`, `release_sock` and `lock_sock`, another pass
+    /// over the receive queue). Returns false when the call ends.
+    pub(super) fn read_goes_on(&mut self, env: &mut Env, op: Op, now: Time) -> bool {
+        let Op::Read { sock, .. } = op else { return false };
+        if !self.timing.cpu.read_after_backlog {
+            return false;
+        }
+        let Some(more) = env.app.read_more(env.host, sock, self.call_read) else { return false };
+        self.lock_stats.reads_continued += 1;
+        // `tcp_cleanup_rbuf`: the stack reacts to what the call has read.
+        self.after_read = true;
+        let core = self.timing.cpu.app_core as usize;
+        self.timed_poll(env, now, Ctx { core, class: Class::Task }, false);
+        self.call_job(env, now, more, false, false);
+        true
     }
 
     /// Poll the stack of timed host `h` at `now` in context `ctx`; every
@@ -556,6 +618,18 @@ impl Timed {
             self.submit(env, core, now, job);
             return;
         }
+        self.call_job(env, now, op, resumed, true);
+    }
+
+    /// Submit the job of socket call `op` on the application's core: a
+    /// whole call (`entry`: its system call and socket layer), or the part
+    /// of a read that goes on within the call (`tcp_recvmsg`'s loop after
+    /// the backlog). `resumed`: the application was switched back in.
+    fn call_job(&mut self, env: &mut Env, now: Time, op: Op, resumed: bool, entry: bool) {
+        let msg = env.app.current_msg();
+        let app_core = self.timing.cpu.app_core as usize;
+        let t = &mut *self;
+        let c = &t.timing.costs;
         let mut pieces = Vec::with_capacity(6);
         if resumed {
             push_nonzero(&mut pieces, Layer::Sched, t.timing.cycles(c.schedule));
@@ -563,9 +637,14 @@ impl Timed {
         // A sender computes a block before writing it (a reader computes
         // after its read: see `Next::AppOp`).
         let compute = t.timing.app.cycles(op.bytes());
-        if compute > 0 && matches!(op, Op::Write { .. } | Op::SendTo { .. }) {
+        if entry && compute > 0 && matches!(op, Op::Write { .. } | Op::SendTo { .. }) {
             pieces.push((Layer::App, compute));
         }
+        let path = match op {
+            Op::Write { .. } | Op::SendTo { .. } => Path::Send,
+            Op::Read { .. } | Op::RecvFrom { .. } => Path::Receive,
+            Op::Close { .. } | Op::Connect { .. } | Op::ViaSend { .. } | Op::ViaRecv { .. } => Path::Other,
+        };
         let (socket, hot) = match op {
             Op::Write { .. } | Op::SendTo { .. } => (c.socket_send, op.bytes() <= t.timing.memory.cache_size.0 / 2),
             // Received data arrived by DMA: it is never in the cache.
@@ -573,8 +652,25 @@ impl Timed {
             Op::Read { .. } | Op::RecvFrom { .. } => (c.socket_recv, std::mem::take(&mut t.glued)),
             Op::Close { .. } | Op::Connect { .. } | Op::ViaSend { .. } | Op::ViaRecv { .. } => (c.socket_send, true),
         };
-        pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
-        pieces.push((Layer::Socket, t.timing.cycles(socket)));
+        if entry {
+            pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
+            pieces.push((Layer::Socket, t.timing.cycles(socket)));
+        }
+        let spin =
+            if entry && matches!(op, Op::Read { .. } | Op::Write { .. }) { t.lock_spin(app_core, now) } else { 0 };
+        if spin > 0 {
+            // `lock_sock` spins while the softirq holds the socket's
+            // spinlock; the call goes on once it has the socket, with what
+            // is queued by then, and segments from then on wait in the
+            // backlog.
+            pieces.push((Layer::Lock, spin));
+            t.owned = true;
+            t.lock_stats.spins += 1;
+            t.lock_stats.spin_cycles += spin;
+            let job = Job::new(Class::Task, pieces, Next::LockTaken(op)).for_msg(msg).on(path);
+            self.submit(env, app_core, now, job);
+            return;
+        }
         let reads = matches!(op, Op::Read { .. } | Op::RecvFrom { .. });
         let xfer = t.timing.line_transfer();
         if op.bytes() > 0 {
@@ -653,11 +749,6 @@ impl Timed {
             }
         }
         let core = t.timing.cpu.app_core as usize;
-        let path = match op {
-            Op::Write { .. } | Op::SendTo { .. } => Path::Send,
-            Op::Read { .. } | Op::RecvFrom { .. } => Path::Receive,
-            Op::Close { .. } | Op::Connect { .. } | Op::ViaSend { .. } | Op::ViaRecv { .. } => Path::Other,
-        };
         let then = if comm_copy && moved == 0 && copy == 0 && op.bytes() > 0 {
             // CPU1's own memory space: its copy does not reserve the shared memory system.
             let comm = t.timing.stack_core();

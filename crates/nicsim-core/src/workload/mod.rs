@@ -313,6 +313,22 @@ impl Multi {
 }
 
 impl App {
+    /// Linux's `tcp_recvmsg` goes on after the socket backlog while the
+    /// caller's buffer has room: the rest of a read call on `sock` that
+    /// has read `read` bytes so far, or `None` when the call ends (nothing
+    /// queued, its buffer full, or an application whose reads do not go on:
+    /// only a bulk receiver without a disk reads on).
+    pub fn read_more(&self, host: &Host, sock: SocketHandle, read: u64) -> Option<Op> {
+        let App::BulkRx(r) = self else { return None };
+        if r.sock != sock || r.disk.is_some() || r.done {
+            return None;
+        }
+        let queued = host.sockets.get::<tcp::Socket>(r.sock).recv_queue() as u64;
+        let left = r.total.unwrap_or(u64::MAX) - r.check.received;
+        let n = queued.min(r.chunk.saturating_sub(read)).min(left);
+        (n > 0).then_some(Op::Read { sock, bytes: n })
+    }
+
     /// The next socket call this application makes at `now`, or `None` if
     /// it waits (for data, for room, or because it is finished).
     pub fn next_op(&mut self, now: Time, host: &mut Host) -> Option<Op> {

@@ -804,3 +804,70 @@ fn a_pure_acks_cross_core_extra_is_tcp_ack_rx_remote_and_a_data_segments_tcp_rx_
     assert!(sender > 1000 * 100 && sender.is_multiple_of(1000), "{sender}");
     assert!(receiver <= 1000 * 4, "the handshake's and the close's ACKs only: {receiver}");
 }
+
+/// Both cores of each host at a fixed 3.4 GHz (no frequency scaling), a
+/// segment's TCP input priced at `input` cycles in the softirq (data or
+/// ACK, nothing more for the other core's lines), nothing else on the
+/// socket's lock, and `cpu` override fields.
+fn spin_flow(input: u64, cpu: &str, nic: &str) -> Report {
+    flow(
+        "1500B",
+        &format!(
+            "costs = {{ tcp_rx = {{ cycles = {input} }}, tcp_rx_remote = {{ cycles = 0 }}, \
+             tcp_ack_rx = {{ cycles = {input} }}, tcp_ack_rx_remote = {{ cycles = 0 }}, sock_lock = {{ cycles = 0 }} }}\n\
+             cpu = {{ line_transfer = 0, pstate = {{ min = \"3.4GHz\", turbo = \"3.4GHz\" }}, {cpu} }}\n{nic}"
+        ),
+    )
+}
+
+/// The application core's cycles in `layer` on `host`.
+fn app_core(r: &Report, host: usize, layer: &str) -> u64 {
+    timing(r, host).cores[1].cycles.get(layer).copied().unwrap_or(0)
+}
+
+#[test]
+fn a_call_that_takes_the_socket_spins_while_the_softirq_runs_tcp_input_on_another_core() {
+    const INPUT: u64 = 4000;
+    let off = spin_flow(INPUT, "lock_spin = false", "");
+    let on = spin_flow(INPUT, "lock_spin = true", "");
+    for host in [0, 1] {
+        // Nothing else is priced in the lock layer on the application's
+        // core: without the spin it has no lock cycles, with it only spins.
+        assert_eq!(app_core(&off, host, "lock"), 0);
+        let spin = app_core(&on, host, "lock");
+        assert!(spin > 0, "host {host}: the application never spun");
+        // Each call spins at most for one segment's TCP input (both cores
+        // run at the same clock): a call's system call is 300 cycles.
+        let calls = app_core(&on, host, "syscall") / 300;
+        assert!(spin <= calls * INPUT, "host {host}: {spin} cycles spun in {calls} calls");
+        // The report counts them.
+        let stats = timing(&on, host).socket_lock.expect("socket lock counters");
+        assert_eq!(stats.spin_cycles, spin);
+        assert!(stats.spins > 0 && stats.spins <= calls, "{} spins in {calls} calls", stats.spins);
+        assert_eq!(timing(&off, host).socket_lock.expect("socket lock counters").spins, 0);
+    }
+    assert!(on.summary.verified);
+    assert_eq!(on.summary.retransmissions, 0);
+    // With aRFS the softirq runs on the application's core, which cannot
+    // spin against itself: the runs are the same to the cycle.
+    let arfs = "nic = { arfs = true }";
+    let (a, b) = (spin_flow(INPUT, "lock_spin = false", arfs), spin_flow(INPUT, "lock_spin = true", arfs));
+    assert_eq!(a.summary.payload_bytes, b.summary.payload_bytes);
+    assert_eq!(timing(&a, 1).cycles, timing(&b, 1).cycles);
+}
+
+#[test]
+fn a_read_goes_on_after_the_backlog_within_the_same_call() {
+    let run = |on: bool| spin_flow(4000, &format!("lock_spin = true, read_after_backlog = {on}"), "");
+    let (apart, on) = (run(false), run(true));
+    let calls = |r: &Report| app_core(r, 1, "syscall") / 300;
+    // The reader copies what its backlog queued without a new system call.
+    assert!(calls(&on) < calls(&apart), "{} vs {} read calls", calls(&on), calls(&apart));
+    let continued = |r: &Report| timing(r, 1).socket_lock.expect("socket lock counters").reads_continued;
+    assert_eq!(continued(&apart), 0);
+    assert!(continued(&on) > 0);
+    // A call still reads at most its 128 KiB.
+    assert!(calls(&on) * 128 * 1024 >= on.summary.payload_bytes, "{} calls", calls(&on));
+    assert!(on.summary.verified);
+    assert_eq!(on.summary.retransmissions, 0);
+}
