@@ -21,6 +21,14 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --search-groups FIT.json SECONDS SEED  # the same, a quarter of the moves a group's costs together (GROUPS)
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+Session 25 landed no new set: with the spin for the socket's spinlock
+(cpu.lock_spin) --search and --search-groups (seeds 901 and 903, about
+780 s) from session 24's set reached 27 rows at 7.14 and 7.28; with the
+spin and the lock's line moving back only after the application touched
+it (a prototype not in the code), seeds 911 and 913 (1 800 s) from session
+24's set with tcp_rx 3 000 and tcp_rx_remote 1 500 reached 27 rows at
+10.26 and 28 at 10.36, and seeds 921 and 923 (about 1 530 s) from seed
+913's best 28 at 10.34 and 10.30 (docs/models/modern-host.md).
 The profile of session 24 (the sender's data sk_buffs allocated by its
 writes, on the writer's core) came from --search (seed 801) and
 --search-groups (seed 803), 1 500 s each, from session 23's set (27 rows
