@@ -740,15 +740,13 @@ impl Timed {
         if moved > 0 && t.timing.memory.lines.is_none() {
             // Read and write of every byte go through the memory system
             // (a per-line cache model has the memory's time in its cycles).
-            let core = &t.cores[t.timing.cpu.app_core as usize];
-            let cpu_end = now + core.time_for(copy);
+            let cpu_end = now + t.cores[app_core].time_for(copy);
             let mem_end = t.memory(now, 2 * moved);
             if mem_end > cpu_end {
-                let stall = t.cores[t.timing.cpu.app_core as usize].cycles_in(mem_end.since(cpu_end));
+                let stall = t.cores[app_core].cycles_in(mem_end.since(cpu_end));
                 pieces.push((Layer::MemoryStall, stall));
             }
         }
-        let core = t.timing.cpu.app_core as usize;
         let then = if comm_copy && moved == 0 && copy == 0 && op.bytes() > 0 {
             // CPU1's own memory space: its copy does not reserve the shared memory system.
             let comm = t.timing.stack_core();
@@ -759,7 +757,7 @@ impl Timed {
         // A read or write holds the socket lock until it ends (socket backlog).
         t.owned = t.timing.cpu.socket_backlog && matches!(op, Op::Read { .. } | Op::Write { .. });
         let job = Job::new(Class::Task, pieces, then).for_msg(msg).on(path);
-        self.submit(env, core, now, job);
+        self.submit(env, app_core, now, job);
     }
 }
 
