@@ -54,7 +54,8 @@ pub struct Summary {
     pub datagrams_sent: Option<u64>,
     /// UDP stream: datagrams received (duplicates included).
     pub datagrams_received: Option<u64>,
-    /// Application bytes delivered and verified (all streams).
+    /// Application bytes delivered and verified (all streams; after a
+    /// warm-up, `omit`, those delivered after it).
     pub payload_bytes: u64,
     /// Measured interval: connection established → last byte delivered
     /// (bulk), or first request → last response (request/response).
@@ -295,13 +296,15 @@ fn report(s: &Scenario, opts: &RunOptions, sim: &Sim, finished: Time, pcaps: Vec
         send_bps,
         datagrams_sent,
         datagrams_received,
+        measured_bytes,
     } = w.outcome(&view);
     let mut flows = Vec::new();
     for (i, app) in sim.apps.iter().enumerate() {
         let me = &sim.hosts[i].name;
         flows.extend(app.flows(w.peer(me), me, &sim.hosts));
     }
-    let payload: u64 = flows.iter().map(|f| f.bytes).sum();
+    // After a warm-up only the bytes delivered after it count.
+    let payload: u64 = measured_bytes.unwrap_or_else(|| flows.iter().map(|f| f.bytes).sum());
     let sim_time = finished.as_secs_f64();
     let mut links = Vec::new();
     for link in &sim.links {

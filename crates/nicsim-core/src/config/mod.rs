@@ -207,6 +207,18 @@ pub enum WorkloadConfig {
     Echo(EchoConfig),
 }
 
+impl WorkloadConfig {
+    /// The warm-up left out of the measurement: the longest `omit` of the
+    /// bulk transfers (none for other workloads).
+    pub fn omit(&self) -> Option<Duration> {
+        match self {
+            WorkloadConfig::Bulk(b) => b.omit,
+            WorkloadConfig::Transfers(list) => list.iter().filter_map(|b| b.omit).max_by_key(|d| d.0),
+            _ => None,
+        }
+    }
+}
+
 /// A page-based distributed shared memory's traffic.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -473,6 +485,12 @@ pub struct BulkConfig {
     /// Send for this long, then close (give this or `bytes`).
     #[serde(default)]
     pub duration: Option<Duration>,
+    /// Warm-up left out of the measurement, as iperf3's `--omit`: the flow
+    /// sends for `omit` + `duration`, and the goodput and the hosts' CPU
+    /// counters count only from simulated time `omit` on (with `duration`
+    /// only). None: the whole run is measured.
+    #[serde(default)]
+    pub omit: Option<Duration>,
     /// Bytes handed to the socket per write call.
     #[serde(default = "default_write_size")]
     pub write_size: Size,

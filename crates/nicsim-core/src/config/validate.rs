@@ -353,6 +353,10 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             _ => {}
         }
         at_most(&f("duration"), b.duration, MAX_SPAN, "1000000s")?;
+        if b.omit.is_some() && b.duration.is_none() {
+            return err(f("omit"), "needs duration: the measured interval follows the warm-up");
+        }
+        at_most(&f("omit"), b.omit, MAX_SPAN, "1000000s")?;
         if !(1..=MAX_BUFFER).contains(&b.write_size.0) {
             return err(f("write_size"), format!("must be 1B to 1GiB, got {}", b.write_size));
         }

@@ -380,6 +380,9 @@ pub struct Core<T> {
     idle_loop: Vec<(Layer, u64)>,
     /// The P-state governor, if the clock is not fixed.
     governor: Option<Governor>,
+    /// Busy picoseconds since the start (the governor's samples read it;
+    /// `stats` start again when a measured interval begins).
+    busy_ps_total: u64,
 }
 
 /// What the simulation must do after a core changed state: schedule a
@@ -405,6 +408,7 @@ impl<T> Core<T> {
             idle_since: Some(Time::ZERO),
             idle_loop: Vec::new(),
             governor: None,
+            busy_ps_total: 0,
         }
     }
 
@@ -425,10 +429,10 @@ impl<T> Core<T> {
         if window < g.p.interval.0 {
             return;
         }
-        let busy = self.stats.busy_ps - g.busy_then;
+        let busy = self.busy_ps_total - g.busy_then;
         let ratio = g.target(busy, window, self.hz / g.p.step_hz);
         g.since = now;
-        g.busy_then = self.stats.busy_ps;
+        g.busy_then = self.busy_ps_total;
         self.hz = ratio * g.p.step_hz;
     }
 
@@ -539,7 +543,24 @@ impl<T> Core<T> {
         Some(Wake { at: end })
     }
 
+    /// Start the counters (`stats`) again at `now`, as if the run began
+    /// there: the running job's cycles and time so far are counted to the
+    /// old counters and dropped with them. What the core does is unchanged:
+    /// the job ends when it would have, the clock and the utilisation
+    /// series go on.
+    pub fn restart_counters(&mut self, now: Time) {
+        if let Some(mut r) = self.running.take() {
+            let ran = self.cycles_in(now.since(r.started)).min(r.job.remaining().saturating_sub(1));
+            r.job.advance(ran, &mut self.stats.cycles);
+            self.account(r.started, now);
+            r.started = now;
+            self.running = Some(r);
+        }
+        self.stats = CoreStats::default();
+    }
+
     fn account(&mut self, from: Time, to: Time) {
+        self.busy_ps_total += to.since(from).0;
         self.stats.busy_ps += to.since(from).0;
         self.stats.busy_cycles += self.cycles_in(to.since(from));
         if self.bin == 0 {

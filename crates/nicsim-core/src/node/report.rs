@@ -60,6 +60,11 @@ pub struct TimingReport {
     pub profile: String,
     /// Mean busy fraction over all cores.
     pub cpu_utilization: f64,
+    /// When the measured interval began, s: the cores' counters and the
+    /// cycles by layer and by path count from here (0 unless the workload
+    /// leaves out a warm-up, `omit`); the NIC, bus and other counters
+    /// count from the start.
+    pub measured_from_s: f64,
     /// Cycles per layer, all cores.
     pub cycles: BTreeMap<&'static str, u64>,
     /// Cycles per layer of completed send-path jobs.
@@ -95,10 +100,23 @@ fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
 }
 
 impl Timed {
-    /// The timing report over a run that lasted until `until`.
+    /// The measured interval begins at `now` (the workload's warm-up is
+    /// over): the cores' counters and the cycles by path start again.
+    pub fn begin_measurement(&mut self, now: Time) {
+        for c in &mut self.cores {
+            c.restart_counters(now);
+        }
+        self.per_path = [[0; LAYERS]; 3];
+        self.measured_from = now;
+    }
+
+    /// The timing report over a run that lasted until `until`. The cores'
+    /// counters and the cycles by path cover the measured interval (from
+    /// `measured_from_s`); the other counters cover the whole run.
     pub fn report(&self, until: Time) -> TimingReport {
         let t = self;
-        let secs = until.as_secs_f64().max(1e-18);
+        let span = until.since(t.measured_from.min(until));
+        let secs = span.as_secs_f64().max(1e-18);
         let bin = t.cores.first().map_or(0, |c| c.bin_ps());
         let mut total: Breakdown = [0; LAYERS];
         let cores: Vec<CoreReport> = t
@@ -111,7 +129,7 @@ impl Timed {
                 }
                 CoreReport {
                     core: i,
-                    utilization: c.stats.busy_ps as f64 / until.ps().max(1) as f64,
+                    utilization: c.stats.busy_ps as f64 / span.0.max(1) as f64,
                     busy_s: c.stats.busy_ps as f64 / 1e12,
                     interrupts: c.stats.interrupts,
                     interrupts_per_s: c.stats.interrupts as f64 / secs,
@@ -155,6 +173,7 @@ impl Timed {
         TimingReport {
             profile: t.timing.description.clone(),
             cpu_utilization: cores.iter().map(|c| c.utilization).sum::<f64>() / cores.len() as f64,
+            measured_from_s: t.measured_from.as_secs_f64(),
             cycles: named(&total),
             cycles_send: named(&t.per_path[Path::Send as usize]),
             cycles_receive: named(&t.per_path[Path::Receive as usize]),

@@ -152,6 +152,9 @@ pub struct Timed {
     call_read: u64,
     /// The socket lock's counters (report).
     pub(crate) lock_stats: super::socklock::SocketLockStats,
+    /// When the measured interval began (zero: at the start; see
+    /// `Timed::begin_measurement`).
+    pub(crate) measured_from: Time,
     /// Per TCP socket written: the payload bytes in its unsent tail
     /// sk_buff, which the next write fills first (`send_skbs`).
     pub(crate) send_tails: BTreeMap<smoltcp::iface::SocketHandle, u64>,
@@ -222,6 +225,7 @@ impl Timed {
             after_read: false,
             call_read: 0,
             lock_stats: Default::default(),
+            measured_from: Time::ZERO,
             send_tails: BTreeMap::new(),
             unread: (0, 0),
             unread_lines: 0,

@@ -123,6 +123,9 @@ pub struct Sim {
     echo: Option<(usize, Dur)>,
     /// Names of the nodes: hosts, then switches.
     names: Vec<String>,
+    /// When the measured interval begins (the workload's warm-up, `omit`),
+    /// until it has begun.
+    measure_from: Option<Time>,
 }
 
 /// How far a run has got, for progress displays. Reading it changes nothing.
@@ -263,6 +266,7 @@ impl Sim {
             apps,
             polls: vec![Vec::new(); n],
             finished_at: None,
+            measure_from: s.workload.omit().map(|d| Time::ZERO + d.dur()),
             seed,
             probes: Probes::default(),
             arrived: vec![0; n],
@@ -312,6 +316,9 @@ impl Sim {
             if t > stop {
                 break;
             }
+            if let Some(from) = self.measure_from.filter(|&from| t >= from) {
+                self.begin_measurement(from);
+            }
             let (now, ev) = self.sched.pop().expect("peeked");
             self.dispatch(now, ev)?;
             if self.probes.stop_requested() {
@@ -331,6 +338,18 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// The warm-up is over at `now`: every timed host's CPU counters and
+    /// every bulk receiver's byte count start again from here.
+    fn begin_measurement(&mut self, now: Time) {
+        self.measure_from = None;
+        for t in self.timed.iter_mut().flatten() {
+            t.begin_measurement(now);
+        }
+        for app in &mut self.apps {
+            app.begin_measurement(now);
+        }
     }
 
     /// Whether every application is done at `now`; `waiting` is the index

@@ -190,7 +190,7 @@ pub(super) fn install_netpipe(n: &NetpipeConfig, hosts: &mut [Host], apps: &mut 
 pub(super) fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed: u64) {
     let mut per_host: Vec<Vec<App>> = hosts.iter().map(|_| Vec::new()).collect();
     let mut g: u32 = 0;
-    for BulkConfig { from, to, bytes, duration, write_size, port, flows, disk_rate } in list {
+    for BulkConfig { from, to, bytes, duration, omit, write_size, port, flows, disk_rate } in list {
         let (tx, rx) = (host_index(hosts, from), host_index(hosts, to));
         for i in 0..*flows {
             let (port, local) = (port + i as u16, EPHEMERAL_PORT.wrapping_add(g as u16));
@@ -200,7 +200,8 @@ pub(super) fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [
                 sock: active,
                 pattern: Pattern::new(seed, u64::from(g)),
                 total: bytes.map(|b| b.0),
-                duration: duration.map(|d| d.dur()),
+                // The flow sends through the warm-up and then for `duration`.
+                duration: duration.map(|d| d.dur() + omit.map_or(crate::engine::Dur::ZERO, |o| o.dur())),
                 chunk: write_size.0,
                 sent: 0,
                 closed: false,
@@ -215,6 +216,7 @@ pub(super) fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [
                 total: bytes.map(|b| b.0),
                 chunk: write_size.0,
                 last_byte: None,
+                measured: None,
                 done: false,
                 disk: *disk_rate,
                 disk_busy_until: None,
@@ -265,6 +267,7 @@ pub(super) fn install_dolly(d: &crate::config::DollyConfig, hosts: &mut [Host], 
         total: Some(d.bytes.0),
         chunk: d.write_size.0,
         last_byte: None,
+        measured: None,
         done: false,
         disk: d.disk_rate,
         disk_busy_until: None,

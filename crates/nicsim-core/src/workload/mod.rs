@@ -198,6 +198,9 @@ pub struct BulkReceiver {
     chunk: u64,
     /// When the last byte reached the application.
     pub last_byte: Option<Time>,
+    /// When the measured interval began (after the warm-up, `omit`) and
+    /// the bytes received by then.
+    pub measured: Option<(Time, u64)>,
     /// The whole stream arrived (or the sender closed, in duration mode).
     pub done: bool,
     /// Bandwidth of the disk every chunk read is written to (Dolly), if any.
@@ -210,6 +213,18 @@ impl BulkReceiver {
     /// Bytes received and verified.
     pub fn received(&self) -> u64 {
         self.check.received
+    }
+}
+
+impl App {
+    /// The measured interval begins at `now` (the warm-up, `omit`, is
+    /// over): a bulk receiver notes the bytes it has by then.
+    pub fn begin_measurement(&mut self, now: Time) {
+        match self {
+            App::BulkRx(r) => r.measured = Some((now, r.received())),
+            App::Multi(m) => m.members.iter_mut().for_each(|a| a.begin_measurement(now)),
+            _ => {}
+        }
     }
 }
 

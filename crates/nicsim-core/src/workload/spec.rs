@@ -72,6 +72,9 @@ pub struct Outcome {
     pub datagrams_sent: Option<u64>,
     /// Datagrams a UDP stream's receiver took.
     pub datagrams_received: Option<u64>,
+    /// The payload the workload measured, when it leaves out a warm-up
+    /// (`omit`); else the payload is every byte delivered.
+    pub measured_bytes: Option<u64>,
 }
 
 /// Transactions, rate and latency statistics (s) of a request/response run.
@@ -225,6 +228,9 @@ impl Workload for Bulk<'_> {
         let first = rows.iter().map(|r| r.1).min().unwrap_or(Time::ZERO);
         let last = rows.iter().map(|r| r.2).max().unwrap_or(first);
         let mut out = Outcome { duration: last.since(first), ..Outcome::default() };
+        if self.list.iter().any(|b| b.omit.is_some()) {
+            out.measured_bytes = Some(rows.iter().map(|r| r.0.bytes).sum());
+        }
         if rows.len() > 1 {
             let sum: f64 = rows.iter().map(|r| r.0.goodput_bps).sum();
             let squares: f64 = rows.iter().map(|r| r.0.goodput_bps * r.0.goodput_bps).sum();
@@ -278,9 +284,14 @@ fn bulk_rows(run: &RunView) -> Vec<(BulkFlowRow, Time, Time)> {
     let mut rows = Vec::new();
     for (flow, (from, snd)) in senders {
         let Some(&(to, rcv)) = receivers.get(&flow) else { continue };
-        let start = snd.started.expect("a finished transfer started");
+        let started = snd.started.expect("a finished transfer started");
         let end = rcv.last_byte.expect("a finished transfer delivered");
-        let bytes = rcv.received();
+        // After a warm-up (`omit`) the flow is measured from its end.
+        let (start, before) = match rcv.measured {
+            Some((from, bytes)) if from > started => (from.min(end), bytes),
+            _ => (started, 0),
+        };
+        let bytes = rcv.received() - before;
         let secs = end.since(start).as_secs_f64();
         let row = BulkFlowRow {
             flow,

@@ -93,6 +93,18 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "above zero",
         ),
         (
+            "a warm-up without a duration",
+            workload("[workload.bulk]\nfrom = \"a\"\nto = \"b\"\nbytes = \"1MB\"\nomit = \"1ms\"\n"),
+            "workload.bulk.omit",
+            "needs duration",
+        ),
+        (
+            "a warm-up of a month",
+            workload("[workload.bulk]\nfrom = \"a\"\nto = \"b\"\nduration = \"1s\"\nomit = \"2592000s\"\n"),
+            "workload.bulk.omit",
+            "at most 1000000s",
+        ),
+        (
             "zero write size",
             workload("[workload.bulk]\nfrom = \"a\"\nto = \"b\"\nbytes = \"1MB\"\nwrite_size = \"0B\"\n"),
             "workload.bulk.write_size",

@@ -871,3 +871,61 @@ fn a_read_goes_on_after_the_backlog_within_the_same_call() {
     assert!(on.summary.verified);
     assert_eq!(on.summary.retransmissions, 0);
 }
+
+/// A flow between two cai-xeon-6128 hosts (clocks set by intel_pstate) for
+/// 6 ms, utilisation sampled every millisecond; `workload` lines complete
+/// `[workload.bulk]`.
+fn warm_flow(workload: &str) -> Report {
+    let h = |n: &str| format!("[[hosts]]\nname = \"{n}\"\nprofile = \"cai-xeon-6128\"\n");
+    run(&format!(
+        "{}{}[[links]]\nendpoints = [\"a\", \"b\"]\nrate = \"100Gbps\"\npropagation = \"500ns\"\n\
+         [run]\nsample_interval = \"1ms\"\n[workload.bulk]\nfrom = \"a\"\nto = \"b\"\n{workload}\n",
+        h("a"),
+        h("b")
+    ))
+}
+
+#[test]
+fn a_warm_up_left_out_changes_nothing_simulated_only_what_is_counted() {
+    const OMIT_S: f64 = 0.002;
+    let whole = warm_flow("duration = \"6ms\"");
+    let after = warm_flow("duration = \"4ms\"\nomit = \"2ms\"");
+    // The same simulation: the flow sends for the warm-up and then for the
+    // duration, and every frame, event and core's load is the same.
+    assert_eq!(after.summary.frames, whole.summary.frames);
+    assert_eq!(after.summary.events, whole.summary.events);
+    assert_eq!(after.summary.sim_time_s, whole.summary.sim_time_s);
+    assert!(after.summary.verified);
+    // Only the bytes after the warm-up count, over the time after it.
+    let (w, a) = (&whole.summary, &after.summary);
+    assert!(a.payload_bytes > 0 && a.payload_bytes < w.payload_bytes);
+    for host in [0, 1] {
+        let (tw, ta) = (timing(&whole, host), timing(&after, host));
+        // The report's end (the run and its drain), from the busiest core.
+        let busiest = tw.cores.iter().max_by(|x, y| x.busy_s.total_cmp(&y.busy_s)).expect("cores");
+        let span = busiest.busy_s / busiest.utilization - OMIT_S;
+        assert_eq!(tw.measured_from_s, 0.0);
+        assert!((ta.measured_from_s - OMIT_S).abs() < 1e-15);
+        let (mut cw, mut ca) = (0u64, 0u64);
+        for (w, a) in tw.cores.iter().zip(&ta.cores) {
+            assert_eq!(w.utilization_series, a.utilization_series, "host {host} core {}", w.core);
+            // The busy time is the whole run's less the warm-up's (its first
+            // two bins of the series), to the picosecond's rounding.
+            let warm: f64 = w.utilization_series.iter().take(2).sum::<f64>() * 1e-3;
+            assert!(
+                (w.busy_s - warm - a.busy_s).abs() < 1e-11,
+                "host {host} core {}: {} - {warm} vs {}",
+                w.core,
+                w.busy_s,
+                a.busy_s
+            );
+            assert!((a.utilization - a.busy_s / span).abs() < 1e-9);
+            assert!(a.interrupts <= w.interrupts);
+            cw += w.cycles.values().sum::<u64>();
+            ca += a.cycles.values().sum::<u64>();
+        }
+        // Cycles counted after the warm-up only: fewer, and not none.
+        assert!(ca > 0 && ca < cw, "host {host}: {ca} of {cw} cycles");
+        assert_eq!(ta.cycles.values().sum::<u64>(), ca);
+    }
+}
