@@ -19,8 +19,20 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --refine-within FIT.json SWEEPS  # the same, most rows within 10 % first
     .venv/bin/python scripts/fit_cai.py --search FIT.json SECONDS SEED  # random search, most rows within 10 % first
     .venv/bin/python scripts/fit_cai.py --search-groups FIT.json SECONDS SEED  # the same, a quarter of the moves a group's costs together (GROUPS)
+    .venv/bin/python scripts/fit_cai.py --search-robust FIT.json SECONDS SEED  # the same, each set ranked by its worst of itself and two copies nudged by up to 1 %
+    .venv/bin/python scripts/fit_cai.py --search-groups-robust FIT.json SECONDS SEED  # both
+    .venv/bin/python scripts/fit_cai.py --robust FIT.json N PCT  # rows within 10 % of the set and of N copies nudged by up to PCT %
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+The profile of session 26 is fitted to the study's runs measured after a
+100 ms warm-up (WARMUP, workload.bulk.omit): --search (seed 1001) and
+--search-groups (seed 1003), 1 260 s each from session 25's set, reached
+28 rows at 7.64 and 7.19; from seed 1003's best, --search-robust (seed
+1011) and --search-groups-robust (seed 1013), 1 500 s each, reached a
+worst of 26 and 29 rows over a set and two copies nudged by up to 1 %.
+Seed 1013's best, rounded to the profile's digits, is landed: 29 rows
+within 10 % at a squared log error of 7.82, and 26 to 29 rows under
+`--robust FIT.json 8 1` (session 25's set: 16 to 29 under 15 nudges).
 Session 25 landed no new set: with the spin for the socket's spinlock
 (cpu.lock_spin) --search and --search-groups (seeds 901 and 903, about
 780 s) from session 24's set reached 27 rows at 7.14 and 7.28; with the
@@ -88,7 +100,7 @@ import numpy as np
 
 import nicsim
 from nicsim.studies.cai import CATEGORIES, breakdown, category_cycles, interrupt_cycles
-from nicsim.studies.cai.experiments import COVERAGE_PCT, DURATION
+from nicsim.studies.cai.experiments import COVERAGE_PCT, DURATION, WARMUP
 
 ORDER = list(CATEGORIES)
 IRQ = interrupt_cycles()
@@ -109,7 +121,7 @@ def scenario(mtu, tso, lro, arfs, profile, dur, extra):
                       f'nic = {{ tso = {str(tso).lower()}, lro = "{lro}", arfs = {str(arfs).lower()} }}\n' + extra)
     return (f'name = "cai"\nseed = 1\n' + host("a") + host("b") +
             f'[[links]]\nendpoints = ["a", "b"]\nrate = "100Gbps"\npropagation = "500ns"\nmtu = "{mtu}"\n'
-            f'[workload.bulk]\nfrom = "a"\nto = "b"\nduration = "{dur}"\nwrite_size = "128KiB"\n')
+            f'[workload.bulk]\nfrom = "a"\nto = "b"\nduration = "{dur}"\nomit = "{WARMUP}"\nwrite_size = "128KiB"\n')
 
 def run(name, profile="cai-xeon-6128", dur="20ms", extra=""):
     mtu, tso, lro, arfs = CONFIGS[name]
@@ -328,15 +340,54 @@ GROUPS = [
 ]
 
 
-def search(x: dict, seconds: float, seed: int, groups: bool = False) -> dict:
+def nudges(n: int, pct: float, seed: int, keys) -> list[dict]:
+    """`n` sets of factors within 1 +- pct % for `keys` (seeded)."""
+    import random
+
+    rng = random.Random(seed)
+    return [{k: 1 + rng.uniform(-pct, pct) / 100 for k in keys} for _ in range(n)]
+
+
+def nudged(x: dict, f: dict) -> dict:
+    y = {k: v * f.get(k, 1.0) for k, v in x.items()}
+    clamp(y)
+    return y
+
+
+def robustness(x: dict, n: int, pct: float, seed: int = 1) -> list[tuple[int, float]]:
+    """Rows within 10 % and squared log error of `x` and of `n` sets with
+    every cost nudged by up to +- pct %: how far a count of rows is a
+    property of the set and not of where it sits."""
+    clamp(x)
+    out = []
+    for f in [{}] + nudges(n, pct, seed, list(x)):
+        c, r = objective(nudged(x, f))
+        out.append((within(r), c))
+        print(f"{'set' if not f else 'nudged'}: {out[-1][0]} rows within 10 %, squared log error {c:.2f}, "
+              f"no_opts {r[('tput', 'no_opts')][0]:.2f} Gb/s, all_opts {r[('tput', 'all_opts')][0]:.2f} Gb/s", flush=True)
+    return out
+
+
+def robust_criterion(x: dict, around: list[dict]):
+    """by_criterion over `x` and its nudged copies: the fewest rows within
+    10 % first, then the mean squared log error."""
+    scores = [by_criterion(nudged(x, f))[0] for f in [{}] + around]
+    return (max(s[0] for s in scores), sum(s[1] for s in scores) / len(scores)), None
+
+
+def search(x: dict, seconds: float, seed: int, groups: bool = False, robust: int = 0) -> dict:
     """Random search around `x`: change one to four costs at a time by
     factors 0.7 to 1.4 and keep a change that the issue's criterion ranks
-    better (by_criterion); runs for `seconds`."""
+    better (by_criterion); runs for `seconds`. With `robust` = n, a set
+    is ranked by its worst of itself and n copies nudged by up to 1 %
+    (robust_criterion)."""
     import random
 
     rng = random.Random(seed)
     clamp(x)
-    best, _ = by_criterion(x)
+    around = nudges(robust, 1.0, seed + 1, list(x))
+    score = (lambda y: robust_criterion(y, around)) if robust else by_criterion
+    best, _ = score(x)
     keys = list(x)
     t0, tried = time.time(), 0
     while time.time() - t0 < seconds:
@@ -352,7 +403,7 @@ def search(x: dict, seconds: float, seed: int, groups: bool = False) -> dict:
             for k in rng.sample(keys, rng.choice([1, 2, 2, 3, 4])):
                 y[k] *= rng.choice([0.7, 0.8, 0.9, 0.95, 1.05, 1.1, 1.25, 1.4])
         clamp(y)
-        c, _ = by_criterion(y)
+        c, _ = score(y)
         tried += 1
         if c < best:
             best, x = c, y
@@ -363,10 +414,14 @@ def search(x: dict, seconds: float, seed: int, groups: bool = False) -> dict:
 
 
 def main() -> None:
-    if sys.argv[1] in ("--search", "--search-groups"):
-        groups = sys.argv[1] == "--search-groups"
-        x = search(json.load(open(sys.argv[2])), float(sys.argv[3]), int(sys.argv[4]), groups)
+    if sys.argv[1] in ("--search", "--search-groups", "--search-robust", "--search-groups-robust"):
+        groups = "groups" in sys.argv[1]
+        robust = 2 if sys.argv[1].endswith("-robust") else 0
+        x = search(json.load(open(sys.argv[2])), float(sys.argv[3]), int(sys.argv[4]), groups, robust)
         json.dump(x, open("fit_cai.json", "w"), indent=1)
+        return
+    if sys.argv[1] == "--robust":
+        robustness(json.load(open(sys.argv[2])), int(sys.argv[3]), float(sys.argv[4]))
         return
     if sys.argv[1] == "--show":
         show(json.load(open(sys.argv[2])))

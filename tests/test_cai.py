@@ -17,7 +17,7 @@ import pytest
 
 from nicsim.studies import STUDIES, comparison
 from nicsim.studies.cai import CATEGORIES, LAYER_CATEGORY, breakdown, build, category, measure, per_core
-from nicsim.studies.cai.experiments import CONFIG, SCENARIO, _breakdown
+from nicsim.studies.cai.experiments import CONFIG, SCENARIO, WARMUP, _breakdown
 from nicsim.studies.records import RunReport
 
 try:
@@ -248,6 +248,10 @@ def test_each_configuration_sets_its_knobs_on_both_hosts(reports: dict[str, RunR
         fixed = CONFIG[c].run(SHORT).fixed
         assert fixed["links[0].mtu"] == f"{mtu}B"
         assert fixed["workload.bulk.duration"] == SHORT
+        # The study measured long flows: the run's start is left out.
+        assert fixed["workload.bulk.omit"] == WARMUP
+        for host in ("a", "b"):
+            assert reports[c].host(host).timed.raw["measured_from_s"] == pytest.approx(0.1), (c, host)
         for i in (0, 1):
             assert (fixed[f"hosts[{i}].nic.tso"], fixed[f"hosts[{i}].nic.lro"], fixed[f"hosts[{i}].nic.arfs"]) == (
                 tso, lro, arfs)

@@ -114,18 +114,25 @@ fn a_nic_core_too_slow_for_the_line_overruns_its_receive_buffers() {
 }
 
 #[test]
-fn acking_each_merged_segment_keeps_a_window_limited_flow_moving() {
-    // A 64 KiB window holds about two merged frames: if the first of them
-    // waits for the delayed-ACK timer the sender stalls.
+fn acking_each_merged_segment_acks_more_and_never_slows_a_window_limited_flow() {
+    // A 64 KiB window holds about two merged frames. Under `delay` the
+    // first of them waits for smoltcp's 10 ms timer unless a window update
+    // from the reader's copy comes first; whether one does depends on the
+    // timing (with session 25's costs one stall in 8 MiB cost `delay` 44 %
+    // of its rate; with session 26's the window updates always came first).
+    // What does not depend on it: the Linux policy ACKs every merged frame
+    // of two or more segments, so the sender gets more ACKs, and the flow
+    // is not slower for it.
     let tcp = |policy: &str| format!(", rx_buffer = \"64KiB\", coalesced_ack = \"{policy}\"");
     let pair64 = |policy: &str| pair("lro = \"nic\"", &tcp(policy), "8MiB").replacen("rx_buffer = \"4MiB\", ", "", 2);
     let linux = run(&pair64("linux"));
     let delay = run(&pair64("delay"));
     assert!(linux.summary.verified && delay.summary.verified);
     let (l, d) = (linux.summary.goodput_bps, delay.summary.goodput_bps);
-    assert!(l > 1.2 * d, "linux policy {:.2} Gb/s vs delayed {:.2} Gb/s", l / 1e9, d / 1e9);
+    assert!(l >= 0.99 * d, "linux policy {:.2} Gb/s vs delayed {:.2} Gb/s", l / 1e9, d / 1e9);
     // The sender got more ACKs under the Linux policy.
-    assert!(linux.hosts[0].stats.rx_frames > delay.hosts[0].stats.rx_frames);
+    let (la, da) = (linux.hosts[0].stats.rx_frames, delay.hosts[0].stats.rx_frames);
+    assert!(la > da + da / 10, "{la} ACKs under the Linux policy, {da} delayed");
 }
 
 #[test]
