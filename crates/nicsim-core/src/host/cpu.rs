@@ -529,9 +529,7 @@ impl<T> Core<T> {
 
     fn preempt(&mut self, now: Time) {
         let mut r = self.running.take().expect("preempting a running job");
-        let ran = self.cycles_in(now.since(r.started)).min(r.job.remaining().saturating_sub(1));
-        r.job.advance(ran, &mut self.stats.cycles);
-        self.account(r.started, now);
+        self.count_so_far(&mut r, now);
         let class = r.job.class as usize;
         self.queues[class].push_front(r.job);
     }
@@ -550,13 +548,19 @@ impl<T> Core<T> {
     /// series go on.
     pub fn restart_counters(&mut self, now: Time) {
         if let Some(mut r) = self.running.take() {
-            let ran = self.cycles_in(now.since(r.started)).min(r.job.remaining().saturating_sub(1));
-            r.job.advance(ran, &mut self.stats.cycles);
-            self.account(r.started, now);
-            r.started = now;
+            self.count_so_far(&mut r, now);
             self.running = Some(r);
         }
         self.stats = CoreStats::default();
+    }
+
+    /// Count what the running job `r` ran until `now` (its cycles, at most
+    /// all but one, and its time) and let it go on from `now`.
+    fn count_so_far(&mut self, r: &mut Running<T>, now: Time) {
+        let ran = self.cycles_in(now.since(r.started)).min(r.job.remaining().saturating_sub(1));
+        r.job.advance(ran, &mut self.stats.cycles);
+        self.account(r.started, now);
+        r.started = now;
     }
 
     fn account(&mut self, from: Time, to: Time) {
