@@ -24,6 +24,15 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --robust FIT.json N PCT [SEED]  # rows within 10 % of the set and of N copies nudged by up to PCT %
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+The profile of session 27 is fitted with the socket buffers Linux
+autotunes (socket_buffers in experiments.py; 12 MiB each before): from
+session 26's set, --search-groups-robust (seed 2701) and --search-robust
+(seed 2703), 1 500 s each, reached a worst of 28 and 29 rows; from seed
+2703's best, --search-groups-robust (seed 2711) and --search-robust (seed
+2713), 1 380 s each, a worst of 29 and 30. Seed 2713's best, rounded to
+the profile's digits, is landed: 30 rows within 10 % at a squared log
+error of 6.52, 27 to 30 under `--robust FIT.json 16 1 2` and 28 to 30
+under `--robust FIT.json 8 1 1`.
 The profile of session 26 is fitted to the study's runs measured after a
 100 ms warm-up (WARMUP, workload.bulk.omit): --search (seed 1001) and
 --search-groups (seed 1003), 1 260 s each from session 25's set, reached
@@ -104,7 +113,7 @@ import numpy as np
 
 import nicsim
 from nicsim.studies.cai import CATEGORIES, breakdown, category_cycles, interrupt_cycles
-from nicsim.studies.cai.experiments import COVERAGE_PCT, DURATION, WARMUP
+from nicsim.studies.cai.experiments import COVERAGE_PCT, DURATION, WARMUP, socket_buffers
 
 ORDER = list(CATEGORIES)
 IRQ = interrupt_cycles()
@@ -121,7 +130,8 @@ PUB = {"no_opts": (9.0, 4.78, 101.5, 185.8, [5.9,4.9,4.5,8.2,17.5,2.2,9.5,41.5],
        "all_opts": (42.2, 41.2, 59.8, 100.0, [48.0,4.8,1.8,6.8,8.5,7.0,3.4,12.7], [54.3,1.8,0.6,11.0,18.3,3.0,3.7,2.2])}
 
 def scenario(mtu, tso, lro, arfs, profile, dur, extra):
-    host = lambda n: (f'[[hosts]]\nname = "{n}"\nprofile = "{profile}"\ntcp = {{ rx_buffer = "12MiB", tx_buffer = "12MiB", write_wakeup = "third" }}\n'
+    tx, rx = socket_buffers(int(mtu.rstrip("B")), tso)
+    host = lambda n: (f'[[hosts]]\nname = "{n}"\nprofile = "{profile}"\ntcp = {{ rx_buffer = "{rx}B", tx_buffer = "{tx}B", write_wakeup = "third" }}\n'
                       f'nic = {{ tso = {str(tso).lower()}, lro = "{lro}", arfs = {str(arfs).lower()} }}\n' + extra)
     return (f'name = "cai"\nseed = 1\n' + host("a") + host("b") +
             f'[[links]]\nendpoints = ["a", "b"]\nrate = "100Gbps"\npropagation = "500ns"\nmtu = "{mtu}"\n'

@@ -17,7 +17,15 @@ import pytest
 
 from nicsim.studies import STUDIES, comparison
 from nicsim.studies.cai import CATEGORIES, LAYER_CATEGORY, breakdown, build, category, measure, per_core
-from nicsim.studies.cai.experiments import CONFIG, SCENARIO, WARMUP, _breakdown
+from nicsim.studies.cai.experiments import (
+    CONFIG,
+    SCENARIO,
+    TCP_RMEM_MAX,
+    TCP_WMEM_MAX,
+    WARMUP,
+    _breakdown,
+    socket_buffers,
+)
 from nicsim.studies.records import RunReport
 
 try:
@@ -255,10 +263,30 @@ def test_each_configuration_sets_its_knobs_on_both_hosts(reports: dict[str, RunR
         for i in (0, 1):
             assert (fixed[f"hosts[{i}].nic.tso"], fixed[f"hosts[{i}].nic.lro"], fixed[f"hosts[{i}].nic.arfs"]) == (
                 tso, lro, arfs)
+            tx, rx = socket_buffers(mtu, tso)
+            assert (fixed[f"hosts[{i}].tcp.tx_buffer"], fixed[f"hosts[{i}].tcp.rx_buffer"]) == (f"{tx}B", f"{rx}B")
     # The knobs reach the model: GRO merges segments only where it is on.
     for c, (_, _, lro, _) in KNOBS.items():
         gro = reports[c].host("b").timed.raw.get("gro")
         assert (gro is not None and gro["segments_merged"] > 0) == (lro == "gro"), c
+
+
+def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:
+    # Worked by hand from the kernel's sizes (experiments.py). Without GSO an unsent sk_buff holds one
+    # MSS and costs 1 280 bytes of its own: 4 MiB x 1448 / 2728. A linear MTU 1500 frame is charged its
+    # 2 KiB stride: 6 MiB x 1448 / 2048.
+    assert socket_buffers(1500, False) == (4 * 2**20 * 1448 // 2728, 6 * 2**20 * 1448 // 2048)
+    # With TSO at MTU 9000 an sk_buff holds 7 MSS (62 636 of at most 65 215 bytes); a jumbo frame is
+    # charged its 640-byte head and 137 strides of 64 bytes (8 758 bytes after the 256 in its head).
+    assert socket_buffers(9000, True) == (4 * 2**20 * 62636 // (62636 + 1280), 6 * 2**20 * 8948 // (640 + 137 * 64))
+    for mtu in (1500, 9000):
+        for tso in (False, True):
+            tx, rx = socket_buffers(mtu, tso)
+            # Overhead only ever takes room: the payload is below each cap, by less than half.
+            assert TCP_WMEM_MAX / 2 < tx < TCP_WMEM_MAX and TCP_RMEM_MAX / 2 < rx < TCP_RMEM_MAX
+        # Bigger sk_buffs waste less of the send buffer; the receive side does not see TSO.
+        assert socket_buffers(mtu, True)[0] > socket_buffers(mtu, False)[0]
+        assert socket_buffers(mtu, True)[1] == socket_buffers(mtu, False)[1]
 
 
 def test_the_scenario_is_the_studys_set_up() -> None:
@@ -266,8 +294,8 @@ def test_the_scenario_is_the_studys_set_up() -> None:
     assert [h["name"] for h in s["hosts"]] == ["a", "b"]
     for h in s["hosts"]:
         assert h["profile"] == "cai-xeon-6128"
-        # 12 MB socket buffers; a writer blocks until a third of its buffer is free (Linux).
-        assert h["tcp"] == {"rx_buffer": "12MiB", "tx_buffer": "12MiB", "write_wakeup": "third"}
+        # A writer blocks until a third of its buffer is free (Linux); the buffers are set per configuration.
+        assert h["tcp"]["write_wakeup"] == "third"
     (link,) = s["links"]
     assert (link["rate"], link["propagation"], link["endpoints"]) == ("100Gbps", "500ns", ["a", "b"])
     assert (s["workload"]["bulk"]["from"], s["workload"]["bulk"]["to"]) == ("a", "b")

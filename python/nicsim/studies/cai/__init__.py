@@ -3,7 +3,7 @@
 Cai, Chaudhary, Vuppalapati, Hwang, Agarwal, "Understanding Host Network
 Stack Overheads", SIGCOMM 2021. Two servers (Xeon Gold 6128 at 3.4 GHz,
 ConnectX-5 Ex 100 Gb/s, direct cable, Linux 5.4) and one long iperf flow
-with 12 MB socket buffers, under seven configurations of TSO/GRO, jumbo
+with autotuned socket buffers, under seven configurations of TSO/GRO, jumbo
 frames and aRFS. Throughput per core is the flow's throughput over the
 receiver's cores used.
 

@@ -21,9 +21,9 @@ HERE = Path(__file__).parent
 SCENARIO = HERE / "flow.toml"
 
 DURATION = "200ms"
-"""Measured simulated time of each flow: long enough for the 12 MiB windows
-to fill many times over at the study's rates, short enough for the seven
-runs to take seconds."""
+"""Measured simulated time of each flow: long enough for the socket buffers
+(:func:`socket_buffers`) to fill many times over at the study's rates,
+short enough for the seven runs to take seconds."""
 
 WARMUP = "100ms"
 """Simulated time before the measured interval (``workload.bulk.omit``, as
@@ -39,6 +39,73 @@ SENDER = "a"
 RECEIVER = "b"
 SIDES = {"sender": SENDER, "receiver": RECEIVER}
 """The study's sides and the hosts of ``flow.toml`` that play them."""
+
+
+# The socket buffers. The study's iperf runs without -w (run_iperf in its
+# run_experiment_sender.py and run_experiment_receiver.py), so Linux sizes
+# both buffers itself, up to tcp_wmem[2] and tcp_rmem[2]; its --sock-size
+# raises only net.core.wmem_max and rmem_max, which bound SO_SNDBUF and
+# SO_RCVBUF, not autotuning. Both buffers reach their caps in a long flow:
+# the send buffer is 2 x cwnd x per-MSS memory (tcp_sndbuf_expand) and the
+# flow is window-limited, the receive buffer follows what the reader copies
+# in an RTT that timestamps make at least 1 ms (tcp_rcv_space_adjust,
+# tcp_rcv_rtt_measure_ts). Linux charges sk_buffs' truesize against them
+# and nicsim's buffers hold payload, so each cap is scaled by the payload
+# share of the sk_buffs that fill it.
+TCP_WMEM_MAX = 4 * 2**20
+"""tcp_wmem[2]: Linux 5.4 net/ipv4/tcp.c tcp_init, min(4 MiB, 1/128 of memory)."""
+TCP_RMEM_MAX = 6 * 2**20
+"""tcp_rmem[2]: the same, min(6 MiB, 1/128 of memory) (256 GB hosts)."""
+SEND_HEAD_TRUESIZE = 1280
+"""An unsent sk_buff's own truesize: sk_stream_alloc_skb allocates
+MAX_TCP_HEADER (320 bytes: L1_CACHE_ALIGN(128 + MAX_HEADER), MAX_HEADER
+176 with LL_MAX_HEADER 128) plus skb_shared_info (320), a kmalloc-1024
+object, so SKB_TRUESIZE(704) = 704 + 256 (struct sk_buff, cache-aligned)
++ 320. Each copied byte adds one (skb_copy_to_page_nocache)."""
+GSO_MAX_SIZE = 65536
+"""A TSO sk_buff carries at most gso_max_size - 1 - MAX_TCP_HEADER bytes,
+whole MSS (tcp_xmit_size_goal)."""
+RX_HEAD_TRUESIZE = 640
+"""What a non-linear mlx5 frame's head adds to the queue once GRO or the
+receive queue steals it: napi_alloc_skb(256) is SKB_TRUESIZE(320) = 896
+bytes, less the struct sk_buff (256) freed with the stolen head
+(skb_gro_receive, skb_try_coalesce)."""
+PAGE_SIZE = 4096
+
+
+def _linear_stride(mtu: int) -> int:
+    """mlx5's linear stride for ``mtu`` (mlx5e_rx_get_linear_frag_sz): the
+    frame with its Ethernet header, VLAN tag and FCS (18 bytes) after
+    NET_SKB_PAD (64) of headroom, cache-aligned, plus skb_shared_info
+    (320), rounded up to a power of two. A frame is built over one such
+    stride (mlx5e_skb_from_cqe_mpwrq_linear, build_skb) when it is at most a
+    page (mlx5e_rx_mpwqe_is_linear_skb); the stride is what it adds to the
+    queue once its head is stolen."""
+    size = -(-(mtu + 18 + 64) // 64) * 64 + 320
+    return 1 << (size - 1).bit_length()
+
+RX_STRIDE = 64
+"""Stride of the non-linear striding RQ (MTU 9000; MLX5_MPWRQ_LOG_STRIDE_SZ
+6): each frame's data is charged in whole strides."""
+RX_MAX_HEAD = 256
+"""MLX5E_RX_MAX_HEAD: the bytes mlx5 copies into a non-linear frame's head."""
+HEADERS = 66
+"""Ethernet, IPv4 and TCP headers with timestamps."""
+
+
+def socket_buffers(mtu: int, tso: bool) -> tuple[int, int]:
+    """Payload bytes of the sender's and the receiver's socket buffers at MTU
+    ``mtu`` with TSO/GSO on or off: Linux's caps times the payload share of
+    the sk_buffs charged to them (module comment above)."""
+    mss = mtu - 52  # IPv4 and TCP headers with timestamps
+    per_skb = mss * ((GSO_MAX_SIZE - 1 - 320) // mss) if tso else mss
+    tx = TCP_WMEM_MAX * per_skb // (per_skb + SEND_HEAD_TRUESIZE)
+    frame = _linear_stride(mtu)
+    if frame > PAGE_SIZE:
+        data = mss + HEADERS - RX_MAX_HEAD
+        frame = RX_HEAD_TRUESIZE + -(-data // RX_STRIDE) * RX_STRIDE
+    rx = TCP_RMEM_MAX * mss // frame
+    return tx, rx
 
 
 @dataclass(frozen=True)
@@ -65,7 +132,10 @@ class Config:
             "workload.bulk.duration": duration,
             "workload.bulk.omit": WARMUP,
         }
+        tx, rx = socket_buffers(self.mtu, self.tso)
         for i in range(len(SIDES)):
+            knobs[f"hosts[{i}].tcp.tx_buffer"] = f"{tx}B"
+            knobs[f"hosts[{i}].tcp.rx_buffer"] = f"{rx}B"
             knobs[f"hosts[{i}].nic.tso"] = self.tso
             knobs[f"hosts[{i}].nic.lro"] = self.lro
             knobs[f"hosts[{i}].nic.arfs"] = self.arfs

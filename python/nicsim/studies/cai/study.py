@@ -18,8 +18,9 @@ _MAPPING = ", ".join(
 
 INTRO = [
     "Two `cai-xeon-6128` hosts (Xeon Gold 6128 at 3.4 GHz, six cores, ConnectX-5 Ex 100 Gb/s on PCIe gen3 x16,",
-    "Linux 5.4 costs) on a 100 Gb/s direct cable; one bulk TCP flow from a (sender) to b (receiver) with 12 MiB",
-    "socket buffers, for a fixed time ({duration} of simulated time per configuration). Seven configurations",
+    "Linux 5.4 costs) on a 100 Gb/s direct cable; one bulk TCP flow from a (sender) to b (receiver) with the",
+    "socket buffers Linux autotunes (4 and 6 MiB of sk_buff memory, as payload 2.1 to 5.7 MiB), for a fixed",
+    "time ({duration} of simulated time per configuration). Seven configurations",
     "switch, on both hosts, the MTU (1500 or 9000 B), TSO (`nic.tso`), GRO (`nic.lro = \"gro\"`) and aRFS",
     "(`nic.arfs`: the flow's interrupts and softirq work run on the application's core).",
     "",
