@@ -56,12 +56,14 @@ TCP_WMEM_MAX = 4 * 2**20
 """tcp_wmem[2]: Linux 5.4 net/ipv4/tcp.c tcp_init, min(4 MiB, 1/128 of memory)."""
 TCP_RMEM_MAX = 6 * 2**20
 """tcp_rmem[2]: the same, min(6 MiB, 1/128 of memory) (256 GB hosts)."""
+MAX_TCP_HEADER = 320
+"""L1_CACHE_ALIGN(128 + MAX_HEADER), MAX_HEADER 176 with LL_MAX_HEADER 128:
+the header room of every TCP sk_buff."""
 SEND_HEAD_TRUESIZE = 1280
 """An unsent sk_buff's own truesize: sk_stream_alloc_skb allocates
-MAX_TCP_HEADER (320 bytes: L1_CACHE_ALIGN(128 + MAX_HEADER), MAX_HEADER
-176 with LL_MAX_HEADER 128) plus skb_shared_info (320), a kmalloc-1024
-object, so SKB_TRUESIZE(704) = 704 + 256 (struct sk_buff, cache-aligned)
-+ 320. Each copied byte adds one (skb_copy_to_page_nocache)."""
+MAX_TCP_HEADER plus skb_shared_info (320), a kmalloc-1024 object, so
+SKB_TRUESIZE(704) = 704 + 256 (struct sk_buff, cache-aligned) + 320. Each
+copied byte adds one (skb_copy_to_page_nocache)."""
 GSO_MAX_SIZE = 65536
 """A TSO sk_buff carries at most gso_max_size - 1 - MAX_TCP_HEADER bytes,
 whole MSS (tcp_xmit_size_goal)."""
@@ -70,6 +72,13 @@ RX_HEAD_TRUESIZE = 640
 receive queue steals it: napi_alloc_skb(256) is SKB_TRUESIZE(320) = 896
 bytes, less the struct sk_buff (256) freed with the stolen head
 (skb_gro_receive, skb_try_coalesce)."""
+RX_STRIDE = 64
+"""Stride of the non-linear striding RQ (MTU 9000; MLX5_MPWRQ_LOG_STRIDE_SZ
+6): each frame's data is charged in whole strides."""
+RX_MAX_HEAD = 256
+"""MLX5E_RX_MAX_HEAD: the bytes mlx5 copies into a non-linear frame's head."""
+HEADERS = 66
+"""Ethernet, IPv4 and TCP headers with timestamps."""
 PAGE_SIZE = 4096
 
 
@@ -84,21 +93,13 @@ def _linear_stride(mtu: int) -> int:
     size = -(-(mtu + 18 + 64) // 64) * 64 + 320
     return 1 << (size - 1).bit_length()
 
-RX_STRIDE = 64
-"""Stride of the non-linear striding RQ (MTU 9000; MLX5_MPWRQ_LOG_STRIDE_SZ
-6): each frame's data is charged in whole strides."""
-RX_MAX_HEAD = 256
-"""MLX5E_RX_MAX_HEAD: the bytes mlx5 copies into a non-linear frame's head."""
-HEADERS = 66
-"""Ethernet, IPv4 and TCP headers with timestamps."""
-
 
 def socket_buffers(mtu: int, tso: bool) -> tuple[int, int]:
     """Payload bytes of the sender's and the receiver's socket buffers at MTU
     ``mtu`` with TSO/GSO on or off: Linux's caps times the payload share of
     the sk_buffs charged to them (module comment above)."""
     mss = mtu - 52  # IPv4 and TCP headers with timestamps
-    per_skb = mss * ((GSO_MAX_SIZE - 1 - 320) // mss) if tso else mss
+    per_skb = mss * ((GSO_MAX_SIZE - 1 - MAX_TCP_HEADER) // mss) if tso else mss
     tx = TCP_WMEM_MAX * per_skb // (per_skb + SEND_HEAD_TRUESIZE)
     frame = _linear_stride(mtu)
     if frame > PAGE_SIZE:
