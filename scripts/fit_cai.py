@@ -24,6 +24,13 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --robust FIT.json N PCT [SEED]  # rows within 10 % of the set and of N copies nudged by up to PCT %
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+The profile of session 28 is fitted with a coalesced data segment's join
+and a read's page references in the sk_buff layer (where the study's
+table puts skb_try_coalesce and skb_release_data): from session 27's set,
+--search (seed 2811) and --search-robust (seed 2813), 1 320 s each,
+reached 31 rows at 6.31 and a worst of 30. Seed 2811's best, rounded to
+the profile's digits, is landed: 31 rows within 10 % at 6.31, 28 to 31
+under `--robust FIT.json 16 1 2` and 29 to 31 under `--robust FIT.json 8 1 1`.
 The profile of session 27 is fitted with the socket buffers Linux
 autotunes (socket_buffers in experiments.py; 12 MiB each before): from
 session 26's set, --search-groups-robust (seed 2701) and --search-robust

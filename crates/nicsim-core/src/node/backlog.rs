@@ -278,14 +278,16 @@ impl Timed {
     }
 }
 
-/// A segment joining another's sk_buff (`skb_try_coalesce`) on `core`: the
-/// fragment append (`gro_rx`, in the TCP layer that calls it) and the free
-/// of the joining sk_buff (`kfree_skb_partial`): its slab object, and the
-/// head too for a segment without data (a data head became a fragment).
+/// A segment joining another's sk_buff on `core`: the join (`gro_rx`) and
+/// the free of the joining sk_buff (`kfree_skb_partial`): its slab object,
+/// and the head too for a segment without data (a data head became a
+/// fragment). A data segment's join is `skb_try_coalesce` appending its
+/// head and fragments (layer `skb`); a pure ACK has nothing to append, and
+/// its join is the header comparisons of `tcp_add_backlog` (layer `tcp`).
 fn join_pieces(timing: &crate::host::timing::Timing, core: usize, data: bool) -> Vec<(Layer, u64)> {
     let (c, cy) = (&timing.costs, |cost| timing.cycles_on(core, cost));
     let mut pieces = Vec::with_capacity(3);
-    push_nonzero(&mut pieces, Layer::Tcp, cy(c.gro_rx));
+    push_nonzero(&mut pieces, if data { Layer::Skb } else { Layer::Tcp }, cy(c.gro_rx));
     push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_free));
     let head = if data { 0 } else { cy(c.page_free) };
     push_nonzero(&mut pieces, Layer::Mm, cy(c.skb_slab) + head);

@@ -684,13 +684,17 @@ impl Timed {
         }
         if reads {
             // The read frees the sk_buffs it emptied and their buffers,
-            // which the receive stack's core touched last.
-            let (skbs, frames) = std::mem::take(&mut t.unread);
+            // which the receive stack's core touched last. Dropping a
+            // page's reference (`put_page`, inline in `skb_release_data`)
+            // moves the line of its `struct page`, whose count the driver
+            // raised; only the page's free itself is the allocator's.
+            let (skbs, pages) = std::mem::take(&mut t.unread);
             t.rcvq_tail = None;
             let (skb, page) = (t.timing.cycles(c.skb_free), t.timing.cycles(c.page_free));
-            push_nonzero(&mut pieces, Layer::Skb, skbs * (skb + if skb > 0 { xfer } else { 0 }));
+            let page_line = if page > 0 { xfer } else { 0 };
+            push_nonzero(&mut pieces, Layer::Skb, skbs * (skb + if skb > 0 { xfer } else { 0 }) + pages * page_line);
             let slab = t.timing.cycles(c.skb_slab);
-            push_nonzero(&mut pieces, Layer::Mm, frames * (page + if page > 0 { xfer } else { 0 }) + skbs * slab);
+            push_nonzero(&mut pieces, Layer::Mm, pages * page + skbs * slab);
             // Its walk of the receive queue reads lines the stack's core wrote.
             push_nonzero(&mut pieces, Layer::Tcp, skbs * READ_WALK_LINES * xfer);
         } else if let Op::Write { sock, bytes } = op {

@@ -46,8 +46,9 @@ fn busy_cores(r: &Report, host: usize) -> usize {
     timing(r, host).cores.iter().filter(|c| c.busy_s > 0.0).count()
 }
 
-/// The profile's buffer, lock and scheduler costs set to nothing.
-const UNPRICED: &str = "costs = { skb_alloc = { cycles = 0, mem = 0 }, skb_free = { cycles = 0, mem = 0 }, \
+/// The profile's buffer, lock and scheduler costs set to nothing (`gro_rx`
+/// too: a coalesced data segment's join is sk_buff work).
+const UNPRICED: &str = "costs = { skb_alloc = { cycles = 0, mem = 0 }, skb_free = { cycles = 0, mem = 0 }, gro_rx = { cycles = 0, mem = 0 }, \
                         skb_slab = { cycles = 0, mem = 0 }, page_alloc = { cycles = 0, mem = 0 }, page_frag = { cycles = 0, mem = 0 }, \
                         page_free = { cycles = 0, mem = 0 }, sock_lock = { cycles = 0, mem = 0 }, schedule = { cycles = 0, mem = 0 } }";
 
@@ -100,7 +101,7 @@ fn frees(striding: bool) -> (f64, f64, f64, f64) {
         "1500B",
         &format!(
             "costs = {{ skb_alloc = {{ cycles = 0 }}, page_alloc = {{ cycles = 0 }}, skb_free = {{ cycles = 1000 }}, \
-             page_free = {{ cycles = 1000 }}, skb_slab = {{ cycles = 0 }} }}\ncpu = {{ line_transfer = 0 }}\nnic = {{ striding_rq = {striding} }}"
+             page_free = {{ cycles = 1000 }}, skb_slab = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }} }}\ncpu = {{ line_transfer = 0 }}\nnic = {{ striding_rq = {striding} }}"
         ),
     );
     let t = timing(&r, 1);
@@ -242,7 +243,7 @@ fn the_slab_allocator_is_paid_once_per_sk_buff_allocated_and_once_per_sk_buff_fr
     let r = flow(
         "1500B",
         "costs = { skb_alloc = { cycles = 0 }, skb_free = { cycles = 0 }, page_alloc = { cycles = 0 }, \
-         page_free = { cycles = 0 }, skb_slab = { cycles = 1000 } }\ncpu = { line_transfer = 0 }",
+         page_free = { cycles = 0 }, skb_slab = { cycles = 1000 }, gro_rx = { cycles = 0 } }\ncpu = { line_transfer = 0 }",
     );
     let t = timing(&r, 1);
     assert!(!t.cycles.contains_key("skb"), "the slab's part is memory management, not sk_buff handling");
@@ -451,6 +452,47 @@ fn receive_queue_coalescing_moves_sk_buff_frees_from_the_reader_to_tcp_input() {
 }
 
 #[test]
+fn a_data_segments_join_is_sk_buff_work_and_a_pure_acks_is_tcps() {
+    // Only the join is priced in the sk_buff and TCP layers (1000 cycles),
+    // with no line transfers: on the receiver, data segments join in the
+    // receive queue and the backlog (`skb_try_coalesce`, layer skb); on the
+    // sender, ACKs join in the backlog while the writer holds its socket
+    // (`tcp_add_backlog`'s header comparisons, layer tcp).
+    let r = flow(
+        "1500B",
+        "costs = { gro_rx = { cycles = 1000 }, skb_alloc = { cycles = 0 }, skb_free = { cycles = 0 }, \
+         tcp_tx = { cycles = 0 }, tcp_rx = { cycles = 0 }, tcp_rx_remote = { cycles = 0 }, \
+         tcp_ack_rx = { cycles = 0 }, tcp_ack_rx_remote = { cycles = 0 } }\ncpu = { line_transfer = 0 }",
+    );
+    assert!(r.summary.verified);
+    let layer = |host: usize, l: &str| timing(&r, host).cycles.get(l).copied().unwrap_or(0);
+    let (data_joins, ack_joins) = (layer(1, "skb"), layer(0, "tcp"));
+    assert!(data_joins >= 10_000 && data_joins % 1000 == 0, "receiver's skb cycles {data_joins}");
+    assert!(ack_joins >= 10_000 && ack_joins % 1000 == 0, "sender's tcp cycles {ack_joins}");
+    assert_eq!(layer(1, "tcp"), 0, "no join of the receiver's is TCP work");
+    assert_eq!(layer(0, "skb"), 0, "no join of the sender's is sk_buff work");
+}
+
+#[test]
+fn a_reader_on_another_core_drops_each_pages_reference_in_the_sk_buff_layer() {
+    // The page's free costs 1 cycle and a line transfer 1000; nothing else
+    // in the sk_buff and memory layers costs anything. The reader's core
+    // pays, per received page, its free (layer mm) and the line of its
+    // `struct page` (layer skb).
+    let r = flow(
+        "1500B",
+        "costs = { page_free = { cycles = 1 }, skb_alloc = { cycles = 0 }, skb_free = { cycles = 0 }, \
+         skb_slab = { cycles = 0 }, page_alloc = { cycles = 0 }, page_frag = { cycles = 0 }, gro_rx = { cycles = 0 } }\n\
+         cpu = { line_transfer = 1000 }",
+    );
+    assert!(r.summary.verified);
+    let reader = |l: &str| timing(&r, 1).cores[1].cycles.get(l).copied().unwrap_or(0);
+    let pages = reader("mm");
+    assert!(pages > 100, "pages freed by the reader: {pages}");
+    assert_eq!(reader("skb"), 1000 * pages);
+}
+
+#[test]
 fn a_reader_on_another_core_pays_three_line_transfers_a_sk_buff_to_walk_the_receive_queue() {
     // TCP input runs in the softirq (no socket backlog) and costs nothing,
     // as do sending ACKs and coalescing: the reader's `tcp` cycles are its
@@ -460,7 +502,7 @@ fn a_reader_on_another_core_pays_three_line_transfers_a_sk_buff_to_walk_the_rece
     // allocate).
     let costs = |rest: &str| {
         format!(
-            "costs = {{ tcp_rx = {{ cycles = 0 }}, tcp_rx_remote = {{ cycles = 0 }}, tcp_tx = {{ cycles = 0 }},              gro_rx = {{ cycles = 0 }}, skb_free = {{ cycles = 1000 }} }}
+            "costs = {{ tcp_rx = {{ cycles = 0 }}, tcp_rx_remote = {{ cycles = 0 }}, tcp_tx = {{ cycles = 0 }},              gro_rx = {{ cycles = 0 }}, skb_free = {{ cycles = 1000 }}, page_free = {{ cycles = 0 }} }}
              cpu = {{ socket_backlog = false, ack_window_test = false, line_transfer = 1000 }}
 {rest}"
         )
@@ -698,12 +740,21 @@ fn under_intel_pstate_a_partly_idle_core_runs_slower_and_is_busy_longer_for_the_
     assert!((f.busy_clock_hz - 3.4e9).abs() < 1e6, "a pinned clock: {}", f.busy_clock_hz);
     assert!(f.utilization < 0.6, "the sender is partly idle: {}", f.utilization);
     assert!(s.busy_clock_hz > 1.0e9 && s.busy_clock_hz < 3.0e9, "a slower clock: {}", s.busy_clock_hz);
-    // The same work in cycles, over a slower clock: busy longer by about the ratio.
-    let work = |c: &nicsim_core::sim::CoreReport| c.busy_clock_hz * c.busy_s;
-    assert!((work(&s) / work(&f) - 1.0).abs() < 0.05, "cycles {} vs {}", work(&s), work(&f));
+    // The same data to copy, in the same cycles at any clock.
+    let layer = |c: &nicsim_core::sim::CoreReport, l: &str| c.cycles.get(l).copied().unwrap_or(0) as f64;
+    assert!((layer(&s, "copy") / layer(&f, "copy") - 1.0).abs() < 0.01, "copy cycles");
+    // Over a slower clock the core is busy longer, by about the clock's
+    // ratio: its cycles differ by less than 10 % (the number of writes, and
+    // so of system calls, is not the same: a writer that wakes later finds
+    // more room in its send buffer; the idle loop's cycles are not busy).
+    let busy_cycles = |c: &nicsim_core::sim::CoreReport| {
+        c.cycles.iter().filter(|(l, _)| !matches!(**l, "idle" | "idle_select")).map(|(_, v)| *v).sum::<u64>() as f64
+    };
+    let more = busy_cycles(&s) / busy_cycles(&f);
+    assert!((more - 1.0).abs() < 0.1, "cycles {more}x");
     let longer = s.busy_s / f.busy_s;
     let slower = f.busy_clock_hz / s.busy_clock_hz;
-    assert!(longer > 1.15 && (longer / slower - 1.0).abs() < 0.05, "busy {longer}x, clock {slower}x slower");
+    assert!(longer > 1.15 && (longer / slower - 1.0).abs() < 0.1, "busy {longer}x, clock {slower}x slower");
 }
 
 #[test]
