@@ -124,8 +124,8 @@ pub struct Timed {
     /// A blocked application was woken on an idle core and waits out
     /// `cpu.wake_latency`; then it is switched in.
     pub(crate) waking: bool,
-    /// Received data segments (sk_buffs) and the frames (buffers) they came
-    /// in, delivered to a socket and not yet freed by a read.
+    /// Received data segments (sk_buffs) and the whole receive pages they
+    /// filled, delivered to a socket and not yet freed by a read.
     pub(crate) unread: (u64, u64),
     /// Cache lines of unread payload the receive stack's core touched
     /// (`cost::head_lines`), and how many payload bytes back its private
