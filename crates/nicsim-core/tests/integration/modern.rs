@@ -856,16 +856,20 @@ fn a_pure_acks_cross_core_extra_is_tcp_ack_rx_remote_and_a_data_segments_tcp_rx_
     assert!(receiver <= 1000 * 4, "the handshake's and the close's ACKs only: {receiver}");
 }
 
+/// A system call's entry and exit in [`spin_flow`], so that its cycles count the calls.
+const SYSCALL: u64 = 300;
+
 /// Both cores of each host at a fixed 3.4 GHz (no frequency scaling), a
 /// segment's TCP input priced at `input` cycles in the softirq (data or
 /// ACK, nothing more for the other core's lines), nothing else on the
-/// socket's lock, and `cpu` override fields.
+/// socket's lock, system calls at [`SYSCALL`] cycles, and `cpu` override fields.
 fn spin_flow(input: u64, cpu: &str, nic: &str) -> Report {
     flow(
         "1500B",
         &format!(
             "costs = {{ tcp_rx = {{ cycles = {input} }}, tcp_rx_remote = {{ cycles = 0 }}, \
-             tcp_ack_rx = {{ cycles = {input} }}, tcp_ack_rx_remote = {{ cycles = 0 }}, sock_lock = {{ cycles = 0 }} }}\n\
+             tcp_ack_rx = {{ cycles = {input} }}, tcp_ack_rx_remote = {{ cycles = 0 }}, sock_lock = {{ cycles = 0 }}, \
+             syscall = {{ cycles = {SYSCALL} }} }}\n\
              cpu = {{ line_transfer = 0, pstate = {{ min = \"3.4GHz\", turbo = \"3.4GHz\" }}, {cpu} }}\n{nic}"
         ),
     )
@@ -888,8 +892,8 @@ fn a_call_that_takes_the_socket_spins_while_the_softirq_runs_tcp_input_on_anothe
         let spin = app_core(&on, host, "lock");
         assert!(spin > 0, "host {host}: the application never spun");
         // Each call spins at most for one segment's TCP input (both cores
-        // run at the same clock): a call's system call is 300 cycles.
-        let calls = app_core(&on, host, "syscall") / 300;
+        // run at the same clock).
+        let calls = app_core(&on, host, "syscall") / SYSCALL;
         assert!(spin <= calls * INPUT, "host {host}: {spin} cycles spun in {calls} calls");
         // The report counts them.
         let stats = timing(&on, host).socket_lock.expect("socket lock counters");
@@ -911,7 +915,7 @@ fn a_call_that_takes_the_socket_spins_while_the_softirq_runs_tcp_input_on_anothe
 fn a_read_goes_on_after_the_backlog_within_the_same_call() {
     let run = |on: bool| spin_flow(4000, &format!("lock_spin = true, read_after_backlog = {on}"), "");
     let (apart, on) = (run(false), run(true));
-    let calls = |r: &Report| app_core(r, 1, "syscall") / 300;
+    let calls = |r: &Report| app_core(r, 1, "syscall") / SYSCALL;
     // The reader copies what its backlog queued without a new system call.
     assert!(calls(&on) < calls(&apart), "{} vs {} read calls", calls(&on), calls(&apart));
     let continued = |r: &Report| timing(r, 1).socket_lock.expect("socket lock counters").reads_continued;
