@@ -189,7 +189,9 @@ def costs(x):
     c["page_frag"] = x.get("page_frag", x["page_alloc"])
     # Sets fitted before the queueing discipline, the idle loop and a pure ACK's input had costs of their own.
     # Sets fitted before the system call's entry and exit was a fitted cost keep FIXED's.
-    for k in ("qdisc", "qdisc_round", "idle_select", "idle", "tcp_ack_rx", "tcp_ack_rx_remote", "syscall"):
+    # Sets fitted before the study's per-frame time stamp had costs of their own have none.
+    for k in ("qdisc", "qdisc_round", "idle_select", "idle", "tcp_ack_rx", "tcp_ack_rx_remote", "syscall",
+              "rx_timestamp", "rx_timestamp_read"):
         if k in x:
             c[k] = x[k]
     c["ip_tx"] = 0.3 * x["tcp_tx"]; c["ip_rx"] = x["ip_rx"] if "ip_rx" in x else 0.3 * x["tcp_rx"]
@@ -244,6 +246,19 @@ BOUNDS = dict(cached_copy_gbps=(8, 40), llc_copy_gbps=(5, 30), copy_gbps=(4, 15)
               # space: Documentation/x86/mds.rst; ~400 ns a call at 50 k calls/s:
               # brendangregg.com/blog/2018-02-09/kpti-kaiser-meltdown-performance.html).
               syscall=(300, 1400),
+              # The study kernel's time stamp of each received frame (ktime_get in
+              # napi_gro_receive). Its timekeeping code: a sequence count, a
+              # multiply and shift, and the retpoline of its indirect call
+              # (Linux 5.4 on Skylake-SP: spectre_v2 "full generic retpoline"),
+              # which ends in a return predicted wrong, about a branch
+              # misprediction (15 to 20 cycles on Skylake: Agner Fog's
+              # microarchitecture guide).
+              rx_timestamp=(10, 80),
+              # Its clock source read, read_tsc: lfence, then rdtsc (about 25
+              # cycles on Skylake: Agner Fog's instruction tables); the lfence
+              # waits for the loads before it, at most about one memory latency
+              # (memory.latency, 300 cycles).
+              rx_timestamp_read=(25, 330),
               # A pass of fq_codel's dequeue loop: a few list operations on hot lines.
               qdisc_round=(2, 100),
               # Skylake-SP's shallowest idle states: C1 and C1E exit latencies

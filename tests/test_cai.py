@@ -69,7 +69,7 @@ SPEC_MAPPING = {
     "skb": {"skb"},
     "mm": {"mm"},
     "lock": {"lock"},
-    "sched": {"sched", "syscall", "idle"},
+    "sched": {"sched", "syscall", "idle", "clock_read"},
     "user": {"app"},
 }
 """Where the study's table of kernel symbols (symbol_mapping.tsv in its
@@ -78,8 +78,10 @@ inet_recvmsg, __sys_recvfrom) are tcp/ip, the system call's entry and exit
 (entry_SYSCALL_64, do_syscall_64, syscall_return_via_sysret) sched, the
 driver's interrupt handler (mlx5e_completion_event) netdev, the idle loop
 entering and leaving its state (cpuidle_enter_state, intel_idle) sched,
-and user space is in no category (choosing the idle state, menu_select,
-and the qdisc's fq_codel_dequeue are etc). Every other layer is etc. The interrupt layer's entry
+the clock source's read_tsc of the time stamp the study's patched kernel
+takes of each received frame sched, and user space is in no category
+(choosing the idle state, menu_select, the qdisc's fq_codel_dequeue, and
+the time stamp's ktime_get and __x86_indirect_thunk_rax are etc). Every other layer is etc. The interrupt layer's entry
 and exit are split off (INTERRUPT_ENTRY_EXIT)."""
 INTERRUPT_ENTRY_EXIT = (600, 300)
 """cai-xeon-6128's cpu.interrupt_entry (the study's sched: interrupt_entry)

@@ -62,6 +62,13 @@ pub enum Layer {
     Qdisc,
     /// The NIC driver (descriptors, doorbells, clean-up, refill).
     Driver,
+    /// A clock read's timekeeping code on the packet path: `ktime_get`'s
+    /// sequence count and conversion and its indirect call to the clock
+    /// source (`costs.rx_timestamp`).
+    Clock,
+    /// The clock source's read itself (`read_tsc`: `lfence; rdtsc`), apart
+    /// from the rest of a clock read (`costs.rx_timestamp_read`).
+    ClockRead,
     /// Interrupt entry, handler and exit.
     Interrupt,
     /// Receive coalescing in software (LRO/GRO).
@@ -101,7 +108,7 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in report order.
-    pub const ALL: [Layer; 25] = [
+    pub const ALL: [Layer; 27] = [
         Layer::App,
         Layer::Syscall,
         Layer::Socket,
@@ -114,6 +121,8 @@ impl Layer {
         Layer::Device,
         Layer::Qdisc,
         Layer::Driver,
+        Layer::Clock,
+        Layer::ClockRead,
         Layer::Interrupt,
         Layer::Coalesce,
         Layer::MemoryStall,
@@ -149,6 +158,8 @@ impl Layer {
             Layer::Device => "device",
             Layer::Qdisc => "qdisc",
             Layer::Driver => "driver",
+            Layer::Clock => "clock",
+            Layer::ClockRead => "clock_read",
             Layer::Interrupt => "interrupt",
             Layer::Coalesce => "coalesce",
             Layer::MemoryStall => "memory_stall",

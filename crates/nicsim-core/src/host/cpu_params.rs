@@ -504,6 +504,20 @@ pub struct StackCosts {
     /// Driver receive: descriptor processing, per packet.
     #[serde(default)]
     pub driver_rx: Cost,
+    /// A time stamp taken for every frame the driver hands to the stack:
+    /// the timekeeping code of the clock read (`ktime_get`: its sequence
+    /// count, the conversion to nanoseconds, the indirect call to the clock
+    /// source), per received frame (layer `clock`). Stock Linux 5.4 takes
+    /// none on this path; the kernel Cai et al. measured with stamps every
+    /// skb in `napi_gro_receive` (`gro_tstamp = ktime_get()`, the study's
+    /// `kernel_patch/profiling.patch`).
+    #[serde(default)]
+    pub rx_timestamp: Cost,
+    /// The same time stamp's clock source read (`read_tsc`: an `lfence`,
+    /// which waits for the loads before it, then `rdtsc`), per received
+    /// frame (layer `clock_read`).
+    #[serde(default)]
+    pub rx_timestamp_read: Cost,
     /// Driver reclaiming a sent packet's descriptor, per packet.
     #[serde(default)]
     pub driver_tx_clean: Cost,

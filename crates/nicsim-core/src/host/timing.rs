@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::bus::BusConfig;
 use crate::engine::units::{Bandwidth, Duration, Frequency};
 use crate::error::ConfigError;
+use crate::host::cpu::Layer;
 
 /// Built-in profiles: (name, TOML text).
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -334,6 +335,21 @@ impl Timing {
     /// Cycles of `cost` on `core`.
     pub fn cycles_on(&self, core: usize, cost: Cost) -> u64 {
         cost.total(self.latency_on(core))
+    }
+
+    /// What the driver spends on `core` on every frame it takes from the
+    /// receive ring, whether GRO merges it later or not: its own receive
+    /// work (`costs.driver_rx`) and the frame's time stamp, where the
+    /// profile takes one (`costs.rx_timestamp`, `costs.rx_timestamp_read`).
+    pub fn rx_frame_pieces(&self, core: usize) -> Vec<(Layer, u64)> {
+        let c = &self.costs;
+        let pieces =
+            [(Layer::Driver, c.driver_rx), (Layer::Clock, c.rx_timestamp), (Layer::ClockRead, c.rx_timestamp_read)];
+        pieces
+            .into_iter()
+            .map(|(layer, cost)| (layer, self.cycles_on(core, cost)))
+            .filter(|&(layer, cycles)| layer == Layer::Driver || cycles > 0)
+            .collect()
     }
 
     /// Cycles to copy `bytes` on this machine (hot: the data is in cache).

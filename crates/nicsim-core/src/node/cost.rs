@@ -157,7 +157,8 @@ pub(super) fn rx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
     }
     let c = &timing.costs;
     let cy = |cost| timing.cycles_on(core, cost);
-    let mut pieces = vec![(Layer::Driver, cy(c.driver_rx)), (Layer::Device, cy(c.device_rx))];
+    let mut pieces = timing.rx_frame_pieces(core);
+    pieces.push((Layer::Device, cy(c.device_rx)));
     if s.proto.is_none() {
         return pieces;
     }

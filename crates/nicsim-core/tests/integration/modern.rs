@@ -124,6 +124,32 @@ fn the_receive_stack_frees_one_buffer_per_frame_and_one_sk_buff_per_segment() {
 }
 
 #[test]
+fn each_frame_the_driver_takes_pays_one_time_stamp_merged_by_gro_or_not() {
+    // The study's kernel stamps every skb in napi_gro_receive, before GRO
+    // merges it: the stamp is paid per frame taken from the ring, on the
+    // receiver (data) and on the sender (ACKs), with GRO on or off.
+    let stamp = "costs = { rx_timestamp = { cycles = 40 }, rx_timestamp_read = { cycles = 100 } }";
+    for nic in ["nic = { lro = \"off\" }", "nic = { tso = true, lro = \"gro\" }"] {
+        let r = flow("1500B", &format!("{stamp}\n{nic}"));
+        for host in [0, 1] {
+            let t = timing(&r, host);
+            let frames = t.nic.rx_frames as f64;
+            let (clock, read) = (t.cycles["clock"] as f64 / 40.0, t.cycles["clock_read"] as f64 / 100.0);
+            assert_eq!(clock, read, "{nic}, host {host}: one read per stamp");
+            // Frames still in the ring when the run ends are not stamped yet.
+            assert!(clock <= frames && clock > 0.99 * frames, "{nic}, host {host}: {clock} stamps for {frames} frames");
+        }
+        if nic.contains("gro") {
+            let merged = r.hosts[1].stats.rx_frames as f64;
+            assert!(merged * 2.0 < timing(&r, 1).nic.rx_frames as f64, "GRO merged the frames it stamped");
+        }
+    }
+    // Without the study's patch (the profile's default elsewhere) nothing is stamped.
+    let stock = flow("1500B", "costs = { rx_timestamp = { cycles = 0 }, rx_timestamp_read = { cycles = 0 } }");
+    assert!(!timing(&stock, 1).cycles.contains_key("clock") && !timing(&stock, 1).cycles.contains_key("clock_read"));
+}
+
+#[test]
 fn a_striding_receive_queue_frees_a_page_per_two_mtu_1500_frames() {
     // mlx5's Striding RQ packs two 1500-byte frames into a 4 KiB page: the
     // reads free half a page per data frame; each sent ACK's buffer is

@@ -189,6 +189,12 @@ LAYER_CATEGORY: Mapping[str, str] = {
     "device": "netdev",
     "driver": "netdev",
     "coalesce": "netdev",
+    # The time stamp the study's kernel takes of every received frame (its
+    # kernel_patch/profiling.patch: napi_gro_receive sets gro_tstamp = ktime_get()):
+    # ktime_get and the retpoline thunk of its indirect call (__x86_indirect_thunk_rax)
+    # are etc, the clock source's read_tsc sched.
+    "clock": "etc",
+    "clock_read": "sched",
     # The study's own categories, one layer each.
     "skb": "skb",
     "mm": "mm",

@@ -420,10 +420,8 @@ impl RxOffload for HostCoalescer {
     /// to the batch's closing job.
     fn driver_batch(&mut self, cx: &mut RxCx, batch: &mut DriverBatch) {
         let core = batch.core;
-        let per_frame = [
-            (Layer::Driver, cx.timing.cycles_on(core, cx.timing.costs.driver_rx)),
-            (Layer::Coalesce, cx.timing.cycles_on(core, self.cost)),
-        ];
+        let mut per_frame = cx.timing.rx_frame_pieces(core);
+        per_frame.push((Layer::Coalesce, cx.timing.cycles_on(core, self.cost)));
         let mut pending: Vec<(Layer, u64)> = Vec::new();
         let mut out = Vec::new();
         let frames = std::mem::take(&mut batch.frames);
@@ -435,7 +433,9 @@ impl RxOffload for HostCoalescer {
             for merged in out.drain(..) {
                 let mut pieces = std::mem::take(pending);
                 let stack = (cx.rx_cost)(&merged.frame, core).pieces;
-                pieces.extend(stack.into_iter().filter(|(l, _)| *l != Layer::Driver));
+                // The per-frame pieces were paid frame by frame above.
+                let per_frame_layer = |l: &Layer| matches!(l, Layer::Driver | Layer::Clock | Layer::ClockRead);
+                pieces.extend(stack.into_iter().filter(|(l, _)| !per_frame_layer(l)));
                 // GRO frees the head of every frame it merged into another.
                 let freed = skb_free * u64::from(merged.segments - 1);
                 if freed > 0 {
