@@ -11,7 +11,10 @@ the receive copy into the reader's hot buffer, and the cached rate, the
 send copy into the socket's page fragments, are not ordered). ip_tx and ip_rx are tied to
 0.3 of tcp_tx and tcp_rx, device_tx and device_rx to 0.5 of driver_tx and
 driver_rx; wakeup and interrupt are fixed, and syscall too unless the
-start set has a `syscall` key (then it is fitted within BOUNDS). The simulated dynamics
+start set has a `syscall` key (then it is fitted within BOUNDS). The
+study kernel's time stamp per received frame (rx_timestamp,
+rx_timestamp_read) is fitted when the start set has its keys, else it
+stays at the profile's (0). The simulated dynamics
 (GRO sizes, ACKs, wake-ups) move with the costs, so the fit does not
 converge to one point: it keeps the best set it visited.
 
@@ -25,6 +28,14 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --robust FIT.json N PCT [SEED]  # rows within 10 % of the set and of N copies nudged by up to PCT %
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+Session 30 fitted the study kernel's time stamp (rx_timestamp and
+rx_timestamp_read keys, from 35 and 110 cycles on session 28's set):
+--search and --search-groups (seeds 3001 and 3003, 1 200 s) reached 31
+rows at 2.30 and 30 at 1.94, but 20 to 31 and 18 to 30 under
+`--robust FIT.json 16 1 2`; the robust searches (seeds 3011, 3013, 3023,
+3031) kept a worst of 29, and --search from seed 3001's set (seed 3021)
+31 rows that rounding took to 29. Not landed (docs/models/
+modern-host-fit-log.md).
 Session 29 fitted the system call's price too (a `syscall` key, 300 in
 the start set): --search and --search-groups (seeds 2911 and 2913, 1 200 s)
 reached 31 rows at 5.79 and 5.86 with it at 455 and 375 cycles, but kept
