@@ -46,7 +46,11 @@ struct Held {
 impl Held {
     /// The super-segment as it goes to the driver.
     fn frame(self) -> TxFrame {
-        TxFrame { bytes: rebuild(&self.headers, self.headers.len(), self.seq, &self.payload), tso_mss: Some(self.mss) }
+        TxFrame {
+            bytes: rebuild(&self.headers, self.headers.len(), self.seq, &self.payload),
+            tso_mss: Some(self.mss),
+            core: 0,
+        }
     }
 }
 
@@ -142,7 +146,7 @@ impl Autosize {
             let mut at = 0;
             while payload.len() - at >= goal {
                 let bytes = rebuild(&f.bytes, seg.headers, seq, &payload[at..at + goal]);
-                out.push(TxFrame { bytes, tso_mss: Some(mss) });
+                out.push(TxFrame { bytes, tso_mss: Some(mss), core: 0 });
                 seq += goal;
                 at += goal;
             }
@@ -167,7 +171,7 @@ mod tests {
     fn seg(seq: u32, len: usize, port: u16) -> TxFrame {
         let payload: Vec<u8> = (0..len).map(|i| (seq as usize + i) as u8).collect();
         let bytes = TcpFrame { seq, ack: Some(1), src_port: port, payload: &payload, ..Default::default() }.build();
-        TxFrame { bytes, tso_mss: Some(MSS) }
+        TxFrame { bytes, tso_mss: Some(MSS), core: 0 }
     }
 
     /// (sequence number, payload) of a frame.
@@ -242,7 +246,7 @@ mod tests {
         // A FIN (not a data segment to gather) follows what was held.
         let fin =
             TcpFrame { seq: 9100, ack: Some(1), src_port: 2, control: TcpControl::Fin, ..Default::default() }.build();
-        let out = a.offer(vec![TxFrame { bytes: fin.clone(), tso_mss: None }], t(3));
+        let out = a.offer(vec![TxFrame { bytes: fin.clone(), tso_mss: None, core: 0 }], t(3));
         assert_eq!(out.len(), 2);
         assert_eq!(data(&out[0]).0, 9000);
         assert_eq!(out[1].bytes, fin);

@@ -88,7 +88,7 @@ mod tests {
     use super::*;
 
     fn frame(tag: u8) -> TxFrame {
-        TxFrame { bytes: vec![tag], tso_mss: None }
+        TxFrame { bytes: vec![tag], tso_mss: None, core: 0 }
     }
 
     /// A ring of `slots` that records the tags it took.

@@ -86,6 +86,9 @@ pub struct TxFrame {
     pub bytes: Vec<u8>,
     /// With TSO: the MSS the NIC must cut this frame to.
     pub tso_mss: Option<u16>,
+    /// The core whose send job handed it to the driver (set when that job
+    /// ends): with `nic.xps` its completion is that core's to clean.
+    pub core: usize,
 }
 
 /// Receive token: owns one frame.
@@ -107,7 +110,7 @@ impl phy::TxToken for TxToken<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
         let mut bytes = vec![0u8; len];
         let r = f(&mut bytes);
-        self.tx.push(TxFrame { bytes, tso_mss: self.tso_mss });
+        self.tx.push(TxFrame { bytes, tso_mss: self.tso_mss, core: 0 });
         r
     }
 

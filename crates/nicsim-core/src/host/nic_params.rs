@@ -96,6 +96,17 @@ pub struct NicConfig {
     /// instead of `cpu.irq_core`.
     #[serde(default)]
     pub arfs: bool,
+    /// Transmit packet steering with a queue per core (Linux XPS as mlx5
+    /// sets it up, `mlx5e_alloc_xps_cpumask`: each channel's send queue
+    /// for the core of the channel's interrupt): a core
+    /// sends on its own channel's queue, and that channel's completion
+    /// interrupt goes to the same core, so a frame sent from
+    /// `cpu.app_core` while the receive work runs on `cpu.irq_core` is
+    /// cleaned on the application's core, after its own interrupt
+    /// (`moderation.tx_delay` from the first such completion). Without
+    /// it every completion is the receive channel's.
+    #[serde(default)]
+    pub xps: bool,
     /// Striding receive queue (mlx5 "Striding RQ", its default on a fast PCIe
     /// link since Linux 4.x): received frames are packed into the strides of
     /// large multi-page buffers instead of each taking whole 4 KiB pages, so

@@ -29,6 +29,22 @@ pub enum NicEvent {
     RxDma,
     /// The interrupt-moderation timer fired.
     Irq,
+    /// The moderation timer of the application core's send channel fired (`nic.xps`).
+    XpsIrq,
+}
+
+/// The send channel of the application's core (`nic.xps`): completions of
+/// the frames that core sent, its interrupt and its NAPI.
+#[derive(Debug, Default)]
+pub struct XpsChannel {
+    /// Sent frames awaiting clean-up.
+    pub done: u32,
+    /// When the first of them was sent.
+    pub since: Option<Time>,
+    /// Its interrupt is off while its NAPI cleans.
+    pub masked: bool,
+    /// The armed moderation timer's event, to cancel it.
+    pub timer: Option<EventKey>,
 }
 
 /// Counters of a timed host's NIC.
@@ -101,6 +117,8 @@ pub struct Nic {
     pub irq_armed: Option<Time>,
     /// Dynamic interrupt moderation on receive (`nic.dim`).
     pub dim: Option<Dim>,
+    /// The application core's send channel (`nic.xps`).
+    pub xps: XpsChannel,
     /// Counters.
     pub stats: NicStats,
 }

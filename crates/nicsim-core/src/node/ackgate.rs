@@ -136,7 +136,11 @@ mod tests {
     use crate::testing::TcpFrame;
 
     fn ack(ack: u32, window: u16) -> TxFrame {
-        TxFrame { bytes: TcpFrame { seq: 1, ack: Some(ack), window, ..Default::default() }.build(), tso_mss: None }
+        TxFrame {
+            bytes: TcpFrame { seq: 1, ack: Some(ack), window, ..Default::default() }.build(),
+            tso_mss: None,
+            core: 0,
+        }
     }
 
     /// The acknowledgment numbers of `frames`.
@@ -171,7 +175,7 @@ mod tests {
         // A held ACK is dropped when a later frame of the flow carries the acknowledgment.
         assert!(g.offer(vec![ack(5_793, 800)], Time(3), false).is_empty());
         let data = TcpFrame { seq: 1, ack: Some(8_689), window: 700, payload: &[7; 100], ..Default::default() };
-        let out = g.offer(vec![TxFrame { bytes: data.build(), tso_mss: None }], Time(4), false);
+        let out = g.offer(vec![TxFrame { bytes: data.build(), tso_mss: None, core: 0 }], Time(4), false);
         assert_eq!(acks(&out), [8_689]);
         assert_eq!(g.deadline(), None);
         // With no read, the delayed-ACK timer sends a held ACK 40 ms on, not before.

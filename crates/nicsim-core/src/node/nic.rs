@@ -29,6 +29,11 @@ impl Timed {
                 self.on_nic_irq_timer(env, now);
                 Ok(())
             }
+            NicEvent::XpsIrq => {
+                self.nic.xps.timer = None;
+                self.xps_irq_check(env, now);
+                Ok(())
+            }
         }
     }
 
@@ -88,6 +93,7 @@ impl Timed {
     pub(super) fn on_nic_tx_dma(&mut self, env: &mut Env, now: Time) -> Result<(), crate::Error> {
         let t = &mut *self;
         let frame = t.nic.tx_ring.pop_front().expect("a frame was in DMA");
+        let xps = t.xps_core() == Some(frame.core);
         let segments = wire_segments(&t.tx, &mut t.rx, &frame.bytes, frame.tso_mss);
         t.nic.tx_dma = (t.nic.tx_dma.0 - 1, t.nic.tx_dma.1 - segments);
         let (frames, single) = match (t.tx.is_none(), t.rx.engine().tx()) {
@@ -104,14 +110,23 @@ impl Timed {
         t.nic.stats.tx_frames += (frames.len() + usize::from(single.is_some())) as u64;
         let desc = t.timing.nic.descriptor.0;
         t.bus.transfer(now, BusOp::DeviceWrite, desc);
-        t.nic.tx_done += 1;
-        t.nic.tx_done_since.get_or_insert(now);
+        if xps {
+            t.nic.xps.done += 1;
+            t.nic.xps.since.get_or_insert(now);
+        } else {
+            t.nic.tx_done += 1;
+            t.nic.tx_done_since.get_or_insert(now);
+        }
         for f in frames.into_iter().chain(single) {
             env.out.enqueue(f);
         }
         env.out.start_wire(now)?;
         self.nic_tx_kick(env, now);
-        self.irq_check(env, now);
+        if xps {
+            self.xps_irq_check(env, now);
+        } else {
+            self.irq_check(env, now);
+        }
         Ok(())
     }
 
@@ -260,21 +275,119 @@ impl Timed {
             t.nic.masked = true;
         }
         let core = t.timing.stack_core();
-        t.cores[core].note_interrupt();
-        if env.out.probes().wants(observer::INTERRUPT) {
-            env.out.probes().emit(observer::INTERRUPT, now, env.h, &env.host.name, &[("core", core as f64)]);
-        }
-        let t = &mut *self;
-        let cpu = &t.timing.cpu;
-        let pieces = vec![
-            (Layer::Interrupt, cpu.interrupt_entry),
-            (Layer::Interrupt, t.timing.cycles_on(core, t.timing.costs.interrupt)),
-            (Layer::Interrupt, cpu.interrupt_exit),
-        ];
+        let pieces = self.interrupt_on(env, core, now);
         let t = &mut *self;
         let path = if t.measure.tx_irq_on_send && t.nic.rx_done.is_empty() { Path::Send } else { Path::Receive };
         let job = Job::new(Class::Irq, pieces, Next::IrqDone).for_msg(msg).on(path);
         self.submit(env, core, now, job);
+    }
+
+    /// An interrupt taken on `core`: counted there, reported to probes;
+    /// its handler's work (entry, the driver's handler, exit).
+    fn interrupt_on(&mut self, env: &mut Env, core: usize, now: Time) -> Vec<(Layer, u64)> {
+        self.cores[core].note_interrupt();
+        if env.out.probes().wants(observer::INTERRUPT) {
+            env.out.probes().emit(observer::INTERRUPT, now, env.h, &env.host.name, &[("core", core as f64)]);
+        }
+        let cpu = &self.timing.cpu;
+        vec![
+            (Layer::Interrupt, cpu.interrupt_entry),
+            (Layer::Interrupt, self.timing.cycles_on(core, self.timing.costs.interrupt)),
+            (Layer::Interrupt, cpu.interrupt_exit),
+        ]
+    }
+
+    /// The work of cleaning `n` sent descriptors on `core`: the driver's,
+    /// and each reclaimed frame's sk_buff and data back to the allocators.
+    fn clean_pieces(&mut self, core: usize, n: u32, msg: Option<u64>) -> Vec<(Layer, u64)> {
+        let cost = if self.measure.via { self.timing.costs.via_tx_done } else { self.timing.costs.driver_tx_clean };
+        let c = self.timing.cycles_on(core, cost) * u64::from(n);
+        if let Some(m) = msg {
+            self.measure.tx_clean(m, c);
+        }
+        let mut pieces = vec![(Layer::Driver, c)];
+        let (n, c) = (u64::from(n), &self.timing.costs);
+        push_nonzero(&mut pieces, Layer::Skb, self.timing.cycles_on(core, c.skb_free) * n);
+        push_nonzero(
+            &mut pieces,
+            Layer::Mm,
+            (self.timing.cycles_on(core, c.page_free) + self.timing.cycles_on(core, c.skb_slab)) * n,
+        );
+        pieces
+    }
+
+    /// The core whose sent frames its own send channel completes
+    /// (`nic.xps`): the application's, while the receive channel's
+    /// interrupts go to another core.
+    pub(super) fn xps_core(&self) -> Option<usize> {
+        let app = self.timing.cpu.app_core as usize;
+        (self.timing.nic.xps && !self.polled() && self.timing.stack_core() != app).then_some(app)
+    }
+
+    /// Raise the application core's send-channel interrupt once its
+    /// moderation delay from the first completion has passed, or arm its
+    /// timer (`nic.xps`).
+    pub(super) fn xps_irq_check(&mut self, env: &mut Env, now: Time) {
+        let t = &mut *self;
+        let ch = &t.nic.xps;
+        let (Some(first), false, None) = (ch.since, ch.masked, ch.timer) else { return };
+        let at = (first + t.timing.nic.moderation.tx_delay.dur()).max(now);
+        if at > now {
+            t.nic.xps.timer = Some(env.out.at(at, Priority::DEVICE, HostEvent::Nic(NicEvent::XpsIrq)));
+            return;
+        }
+        let msg = env.app.current_msg();
+        t.nic.xps.masked = true;
+        t.nic.stats.interrupts += 1;
+        let core = t.xps_core().expect("completions on the send channel");
+        let pieces = self.interrupt_on(env, core, now);
+        let job = Job::new(Class::Irq, pieces, Next::XpsIrqDone).for_msg(msg).on(Path::Send);
+        self.submit(env, core, now, job);
+    }
+
+    /// The send channel's NAPI on the application's core: clean what that
+    /// core sent (`nic.xps`).
+    pub(super) fn xps_clean(&mut self, env: &mut Env, now: Time) {
+        let msg = env.app.current_msg();
+        let t = &mut *self;
+        let n = std::mem::take(&mut t.nic.xps.done);
+        t.nic.xps.since = None;
+        let core = t.xps_core().expect("completions on the send channel");
+        let pieces = t.clean_pieces(core, n, msg);
+        let job = Job::new(Class::Softirq, pieces, Next::XpsCleaned(n)).for_msg(msg).on(Path::Send);
+        self.submit(env, core, now, job);
+    }
+
+    /// The send channel cleaned a round: poll again if more completed
+    /// meanwhile, else NAPI completes and its interrupt is on again.
+    pub(super) fn xps_cleaned(&mut self, env: &mut Env, now: Time) {
+        if self.nic.xps.done > 0 {
+            self.xps_clean(env, now);
+        } else {
+            self.nic.xps.masked = false;
+            self.xps_irq_check(env, now);
+        }
+    }
+
+    /// Sent descriptors were cleaned: free `n` ring slots, move what the
+    /// qdisc holds to the ring and let a stack that ran out of room emit.
+    pub(super) fn tx_cleaned(&mut self, env: &mut Env, n: u32, now: Time) {
+        let t = &mut *self;
+        t.nic.tx_used -= n;
+        let (nic, ring) = (&mut t.nic, t.timing.nic.tx_ring);
+        t.driver.refill(|frame| {
+            if nic.tx_used >= ring {
+                return Some(frame);
+            }
+            nic.tx_used += 1;
+            nic.tx_ring.push_back(frame);
+            None
+        });
+        self.nic_tx_kick(env, now);
+        if self.driver.stack_blocked {
+            let ctx = self.irq_ctx();
+            self.timed_poll(env, now, ctx, false);
+        }
     }
 
     /// The driver's work after an interrupt (or another NAPI round): receive
@@ -321,21 +434,7 @@ impl Timed {
         let mut jobs: Vec<Job<Next>> = batch_jobs.into_iter().map(|j| j.map(Next::from)).collect();
         let t = &mut *self;
         if cleaned > 0 {
-            let cost = if t.measure.via { t.timing.costs.via_tx_done } else { t.timing.costs.driver_tx_clean };
-            let c = t.timing.cycles_on(core, cost) * u64::from(cleaned);
-            if let Some(m) = msg {
-                t.measure.tx_clean(m, c);
-            }
-            let mut pieces = vec![(Layer::Driver, c)];
-            // A reclaimed frame's sk_buff and its data go back to the allocators.
-            let n = u64::from(cleaned);
-            push_nonzero(&mut pieces, Layer::Skb, t.timing.cycles_on(core, t.timing.costs.skb_free) * n);
-            let c = &t.timing.costs;
-            push_nonzero(
-                &mut pieces,
-                Layer::Mm,
-                (t.timing.cycles_on(core, c.page_free) + t.timing.cycles_on(core, c.skb_slab)) * n,
-            );
+            let pieces = t.clean_pieces(core, cleaned, msg);
             let job = Job::new(Class::Softirq, pieces, Next::TxCleaned(cleaned));
             jobs.push(job.for_msg(msg).on(Path::Send));
         }

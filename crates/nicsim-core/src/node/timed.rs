@@ -70,6 +70,11 @@ pub(crate) enum Next {
     IrqDone,
     /// Sent descriptors cleaned: free that many ring slots.
     TxCleaned(u32),
+    /// The application core's send-channel interrupt is done: its NAPI
+    /// cleans what that core sent (`nic.xps`).
+    XpsIrqDone,
+    /// The application core's send channel cleaned that many descriptors.
+    XpsCleaned(u32),
     /// A driver batch is done: post that many fresh receive buffers.
     BatchDone(u32),
     /// A call-path engine's job is done: its event.
@@ -399,7 +404,8 @@ impl Timed {
             }
             Next::Call(ev) => self.on_call_event(env, ev, now),
             Next::RxDeliver(frame, segments) => self.rx_delivered(env, frame, segments, now)?,
-            Next::TxToRing(seq, frame) => {
+            Next::TxToRing(seq, mut frame) => {
+                frame.core = core;
                 let t = &mut *self;
                 let (nic, ring) = (&mut t.nic, t.timing.nic.tx_ring);
                 t.driver.done(seq, frame, |frame| {
@@ -419,23 +425,11 @@ impl Timed {
             }
             Next::IrqDone => self.driver_batch(env, now),
             Next::SpecResume => self.on_offload_event(env, OffloadEvent::Resume, now)?,
-            Next::TxCleaned(n) => {
-                let t = &mut *self;
-                t.nic.tx_used -= n;
-                let (nic, ring) = (&mut t.nic, t.timing.nic.tx_ring);
-                t.driver.refill(|frame| {
-                    if nic.tx_used >= ring {
-                        return Some(frame);
-                    }
-                    nic.tx_used += 1;
-                    nic.tx_ring.push_back(frame);
-                    None
-                });
-                self.nic_tx_kick(env, now);
-                if self.driver.stack_blocked {
-                    let ctx = self.irq_ctx();
-                    self.timed_poll(env, now, ctx, false);
-                }
+            Next::TxCleaned(n) => self.tx_cleaned(env, n, now),
+            Next::XpsIrqDone => self.xps_clean(env, now),
+            Next::XpsCleaned(n) => {
+                self.tx_cleaned(env, n, now);
+                self.xps_cleaned(env, now);
             }
             Next::BatchDone(refill) => {
                 let t = &mut *self;

@@ -448,7 +448,7 @@ impl EchoClient {
                     Io::Via(vi) => {
                         let frames = vi.frames(n as u32, &self.buf)?;
                         self.frames_per_message = frames.len() as u64;
-                        host.dev.tx.extend(frames.into_iter().map(|bytes| TxFrame { bytes, tso_mss: None }));
+                        host.dev.tx.extend(frames.into_iter().map(|bytes| TxFrame { bytes, tso_mss: None, core: 0 }));
                     }
                 }
                 self.waiting = true;

@@ -150,6 +150,51 @@ fn each_frame_the_driver_takes_pays_one_time_stamp_merged_by_gro_or_not() {
 }
 
 #[test]
+fn with_xps_a_frame_is_cleaned_on_the_core_that_sent_it_after_that_cores_interrupt() {
+    // mlx5 gives each core its own channel: XPS sends a core's frames on
+    // its channel's queue, whose completion interrupt goes to that core.
+    // Only the clean-up is priced in the driver layer here (1000 cycles a
+    // frame), so a core's driver cycles count the frames it cleaned.
+    // The device layer counts the frames each core sent (one cycle a frame).
+    let clean =
+        "costs = { driver_tx_clean = { cycles = 1000 }, driver_tx = { cycles = 0 }, driver_rx = { cycles = 0 }, \
+                 driver_refill = { cycles = 0 }, device_tx = { cycles = 1 }, device_rx = { cycles = 0 } }";
+    let count = |r: &Report, host: usize, core: usize, layer: &str, each: f64| {
+        timing(r, host).cores[core].cycles.get(layer).copied().unwrap_or(0) as f64 / each
+    };
+    let cleaned = |r: &Report, host: usize, core: usize| count(r, host, core, "driver", 1000.0);
+    let sent = |r: &Report, host: usize, core: usize| count(r, host, core, "device", 1.0);
+    let app = 1; // cai-xeon-6128: cpu.app_core (the interrupts go to irq_core, 0)
+    let off = flow("1500B", &format!("{clean}\nnic = {{ lro = \"off\", xps = false }}"));
+    let on = flow("1500B", &format!("{clean}\nnic = {{ lro = \"off\", xps = true }}"));
+    for host in [0, 1] {
+        assert_eq!(cleaned(&off, host, app), 0.0, "host {host}: without XPS the receive channel cleans everything");
+        assert_eq!(timing(&off, host).cores[app].interrupts, 0, "host {host}: no interrupt on the application's core");
+        for r in [&off, &on] {
+            // Every frame sent is cleaned once, less those still in the ring at the end.
+            let (sent, total) = (timing(r, host).nic.tx_frames as f64, cleaned(r, host, 0) + cleaned(r, host, app));
+            assert!(total <= sent && total >= sent - 64.0, "host {host}: {total} frames cleaned of {sent} sent");
+        }
+        // With XPS each core cleans what it sent, less what is still in the ring.
+        for core in [0, app] {
+            let (mine, sent) = (cleaned(&on, host, core), sent(&on, host, core));
+            assert!(
+                mine <= sent && mine >= sent - 64.0,
+                "host {host}, core {core}: cleaned {mine} of the {sent} it sent"
+            );
+        }
+        assert!(sent(&on, host, app) > 0.0, "host {host}: the application's core sent frames");
+        assert!(timing(&on, host).cores[app].interrupts > 0, "host {host}: it cleans them after its own interrupts");
+    }
+    // With aRFS everything already runs on the application's core: XPS changes nothing.
+    let arfs = |xps: bool| flow("1500B", &format!("{clean}\nnic = {{ lro = \"off\", arfs = true, xps = {xps} }}"));
+    let (a, b) = (arfs(false), arfs(true));
+    assert_eq!(a.summary.payload_bytes, b.summary.payload_bytes);
+    assert_eq!(timing(&a, 1).cycles, timing(&b, 1).cycles);
+    assert_eq!(timing(&a, 0).cycles, timing(&b, 0).cycles);
+}
+
+#[test]
 fn a_striding_receive_queue_frees_a_page_per_two_mtu_1500_frames() {
     // mlx5's Striding RQ packs two 1500-byte frames into a 4 KiB page: the
     // reads free half a page per data frame; each sent ACK's buffer is
@@ -509,8 +554,9 @@ fn a_reader_on_another_core_drops_each_pages_reference_in_the_sk_buff_layer() {
         "1500B",
         "costs = { page_free = { cycles = 1 }, skb_alloc = { cycles = 0 }, skb_free = { cycles = 0 }, \
          skb_slab = { cycles = 0 }, page_alloc = { cycles = 0 }, page_frag = { cycles = 0 }, gro_rx = { cycles = 0 } }\n\
-         cpu = { line_transfer = 1000 }",
+         cpu = { line_transfer = 1000 }\nnic = { xps = false }",
     );
+    // (Without XPS: with it the reader's core also frees the buffers of the ACKs it sent.)
     assert!(r.summary.verified);
     let reader = |l: &str| timing(&r, 1).cores[1].cycles.get(l).copied().unwrap_or(0);
     let pages = reader("mm");
@@ -654,10 +700,11 @@ fn a_reader_woken_on_an_idle_core_waits_for_the_core_to_wake_and_sleeps_less_oft
     // blocks less often, and its core is idle for at least the latency
     // before each run.
     let sleeps_idle = |latency: &str| {
-        let r = flow("1500B", &format!("cpu = {{ wake_latency = \"{latency}\" }}"));
+        // Without XPS, whose completions of the reader's ACKs would wake its core too.
+        let r = flow("1500B", &format!("cpu = {{ wake_latency = \"{latency}\" }}\nnic = {{ xps = false }}"));
         assert!(r.summary.verified, "{latency}: the stream arrives intact");
         let reader = &timing(&r, 1).cores[1];
-        assert_eq!(reader.interrupts, 0, "the reader's core takes no interrupts without aRFS");
+        assert_eq!(reader.interrupts, 0, "the reader's core takes no interrupts without aRFS or XPS");
         let run_s = reader.busy_s / reader.utilization;
         (reader.idle_periods as f64 / r.summary.payload_bytes as f64, reader.idle_periods, run_s - reader.busy_s)
     };
