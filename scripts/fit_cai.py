@@ -28,6 +28,12 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --robust FIT.json N PCT [SEED]  # rows within 10 % of the set and of N copies nudged by up to PCT %
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+Session 31 refitted with each core's own send queue (nic.xps in the
+profile: what the reader's and the writer's cores send is cleaned there),
+from session 28's set (29 rows with it): --search and --search-groups
+(seeds 3111 and 3113, 900 s) reached 31 and 32 rows; from those,
+--search-groups-robust (seed 3123) and --search-robust (seed 3121),
+1 500 s each (docs/models/modern-host-fit-log.md).
 Session 30 fitted the study kernel's time stamp (rx_timestamp and
 rx_timestamp_read keys, from 35 and 110 cycles on session 28's set):
 --search and --search-groups (seeds 3001 and 3003, 1 200 s) reached 31
