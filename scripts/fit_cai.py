@@ -28,6 +28,13 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --robust FIT.json N PCT [SEED]  # rows within 10 % of the set and of N copies nudged by up to PCT %
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+Session 32 tried iperf's own work per call (an `app_call` key: that many
+user-space cycles per read and write on both hosts, `app.compute_per_call`)
+from session 31's set with it at 3 000 (27 rows at 1.29): --search (seeds
+3211, 3231 from its best; 1 200 s each) reached 33 rows at 1.58, but 21
+to 33 under `--robust FIT.json 16 1 2`; the robust searches (seeds 3223,
+3241, 3243, 3251, 3253) kept a worst of 32 at best. Not landed
+(docs/models/modern-host-fit-log.md).
 Session 31 refitted with each core's own send queue (nic.xps in the
 profile: what the reader's and the writer's cores send is cleaned there),
 from session 28's set (29 rows with it): --search and --search-groups
@@ -222,6 +229,9 @@ def extra(x):
           f'llc_copy_bandwidth = "{x["llc_copy_gbps"]:.3f}GB/s" }}\n')
     wake = f'wake_latency = "{x["wake_latency_us"]:.3f}us", ' if "wake_latency_us" in x else ""
     s += f'cpu = {{ {wake}line_transfer = {int(round(x["line_transfer"]))} }}\n'
+    if "app_call" in x:
+        # iperf's own work per call (user space), on both hosts.
+        s += f'app = {{ compute_per_call = {int(round(x["app_call"]))} }}\n'
     return s
 
 def target(cfg):
@@ -278,6 +288,12 @@ BOUNDS = dict(cached_copy_gbps=(8, 40), llc_copy_gbps=(5, 30), copy_gbps=(4, 15)
               rx_timestamp_read=(25, 330),
               # A pass of fq_codel's dequeue loop: a few list operations on hot lines.
               qdisc_round=(2, 100),
+              # iperf 2's own work per read or write call, in user space (perf's
+              # [.] lines, in no category): a time read through the vDSO, one
+              # record into the report ring and the reporter thread's
+              # accounting of it (src/Server.cpp, src/Client.cpp,
+              # src/packet_ring.c), from about 0.1 to 1.5 us.
+              app_call=(300, 5000),
               # Skylake-SP's shallowest idle states: C1 and C1E exit latencies
               # (intel_idle.c skx_cstates: 2 and 10 us).
               wake_latency_us=(2, 10))
