@@ -28,6 +28,12 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --robust FIT.json N PCT [SEED]  # rows within 10 % of the set and of N copies nudged by up to PCT %
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+Session 33 tried the no_opts receive pages on the socket without the NIC
+(CAI_REMOTE_RX=1 in the environment: `memory.ddio = "0B"` on the receiver
+in the configurations without aRFS): from session 31's set with
+copy_gbps 11 (22 rows), --search (seed 3311) and --search-groups (seed
+3313), 1 500 s each, reached 28 and 27 rows. Not landed
+(docs/models/modern-host-fit-log.md).
 Session 32 tried iperf's own work per call (an `app_call` key: that many
 user-space cycles per read and write on both hosts, `app.compute_per_call`)
 from session 31's set with it at 3 000 (27 rows at 1.29): --search (seeds
@@ -143,6 +149,7 @@ fit_cai.json whenever it improves.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -166,10 +173,19 @@ CONFIGS = {
 PUB = {"no_opts": (9.0, 4.78, 101.5, 185.8, [5.9,4.9,4.5,8.2,17.5,2.2,9.5,41.5], [7.4,0.5,8.9,4.4,9.3,2.4,7.3,54.8]),
        "all_opts": (42.2, 41.2, 59.8, 100.0, [48.0,4.8,1.8,6.8,8.5,7.0,3.4,12.7], [54.3,1.8,0.6,11.0,18.3,3.0,3.7,2.2])}
 
+REMOTE_RX = os.environ.get("CAI_REMOTE_RX") == "1"
+
+def host_extra(name, arfs, extra):
+    if not (REMOTE_RX and name == "b" and not arfs):
+        return extra
+    if "memory = { " in extra:
+        return extra.replace("memory = { ", 'memory = { ddio = "0B", ')
+    return extra + 'memory = { ddio = "0B" }\n'
+
 def scenario(mtu, tso, lro, arfs, profile, dur, extra):
     tx, rx = socket_buffers(int(mtu.rstrip("B")), tso)
     host = lambda n: (f'[[hosts]]\nname = "{n}"\nprofile = "{profile}"\ntcp = {{ rx_buffer = "{rx}B", tx_buffer = "{tx}B", write_wakeup = "third" }}\n'
-                      f'nic = {{ tso = {str(tso).lower()}, lro = "{lro}", arfs = {str(arfs).lower()} }}\n' + extra)
+                      f'nic = {{ tso = {str(tso).lower()}, lro = "{lro}", arfs = {str(arfs).lower()} }}\n' + host_extra(n, arfs, extra))
     return (f'name = "cai"\nseed = 1\n' + host("a") + host("b") +
             f'[[links]]\nendpoints = ["a", "b"]\nrate = "100Gbps"\npropagation = "500ns"\nmtu = "{mtu}"\n'
             f'[workload.bulk]\nfrom = "a"\nto = "b"\nduration = "{dur}"\nomit = "{WARMUP}"\nwrite_size = "128KiB"\n')
