@@ -18,6 +18,7 @@ import pytest
 from nicsim.studies import STUDIES, comparison
 from nicsim.studies.cai import CATEGORIES, LAYER_CATEGORY, breakdown, build, category, measure, per_core
 from nicsim.studies.cai.experiments import (
+    BUFFERS,
     CONFIG,
     SCENARIO,
     TCP_RMEM_MAX,
@@ -39,6 +40,10 @@ SHORT = "8ms"
 
 # The specification (issue #25), written out here, not taken from the module.
 CONFIGS = ["no_opts", "tso_gro", "jumbo", "tso_gro_jumbo", "tso_gro_arfs", "jumbo_arfs", "all_opts"]
+BUFFER_KIB = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
+"""The study's buffer experiment (its artifact's tcp-buffer.sh: `--window` of each run, in KiB)."""
+DDIO_BYTES = int(3.5 * 2**20)
+"""cai-xeon-6128's memory.ddio: the L3 share DMA writes fill."""
 SIDES = ["sender", "receiver"]
 SPEC_CATEGORIES = ["data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip"]
 KNOBS = {  # id: (mtu, tso, lro, arfs)
@@ -101,6 +106,10 @@ def expected_ids() -> list[str]:
         ids += [f"per_core_gbps.{c}", f"throughput_gbps.{c}"]
         ids += [f"cpu_pct.{s}.{c}" for s in SIDES]
         ids += [f"breakdown_pct.{s}.{cat}.{c}" for s in SIDES for cat in SPEC_CATEGORIES]
+    for k in BUFFER_KIB:
+        b = f"buffer_{k}k"
+        ids += [f"throughput_gbps.{b}", f"per_core_gbps.{b}", f"cpu_pct.sender.{b}", f"cpu_pct.receiver.{b}",
+                f"copy_latency_us.{b}"]
     return ids
 
 
@@ -144,7 +153,8 @@ def test_every_required_id_is_present_exactly_once_with_its_unit_and_role(rows: 
     assert Counter(r.id for r in numbers) == Counter(expected_ids())
     for r in numbers:
         assert r.study == "cai"
-        assert r.unit == ("Gb/s" if r.id.startswith(("per_core_gbps.", "throughput_gbps.")) else "pct"), r.id
+        unit = "us" if r.id.startswith("copy_latency_us.") else "pct"
+        assert r.unit == ("Gb/s" if r.id.startswith(("per_core_gbps.", "throughput_gbps.")) else unit), r.id
         config = r.id.rsplit(".", 1)[1]
         if config in ("no_opts", "all_opts"):
             assert r.role == "calibration" and r.published is not None, r.id
@@ -271,6 +281,51 @@ def test_each_configuration_sets_its_knobs_on_both_hosts(reports: dict[str, RunR
     for c, (_, _, lro, _) in KNOBS.items():
         gro = reports[c].host("b").timed.raw.get("gro")
         assert (gro is not None and gro["segments_merged"] > 0) == (lro == "gro"), c
+
+
+@pytest.fixture(scope="module")
+def buffer_reports(short: Path) -> dict[int, RunReport]:
+    loaded = build(SHORT).load(short)
+    out = {}
+    for b in BUFFERS:
+        r = loaded[b.run(SHORT).key]
+        assert isinstance(r, RunReport)
+        out[b.kib] = r
+    return out
+
+
+def test_the_buffer_runs_are_all_opts_with_both_buffers_fixed() -> None:
+    assert [b.kib for b in BUFFERS] == BUFFER_KIB
+    base = CONFIG["all_opts"].fixed(SHORT)
+    for b in BUFFERS:
+        knobs = b.fixed(SHORT)
+        # iperf -w asks half and Linux doubles it: each buffer is the size in KiB of sk_buff memory,
+        # as payload at MTU 9000 with TSO (the same charge as the autotuned caps).
+        tx, rx = socket_buffers(9000, True, b.kib * 1024, b.kib * 1024)
+        for i in range(2):
+            assert knobs.pop(f"hosts[{i}].tcp.tx_buffer") == f"{tx}B"
+            assert knobs.pop(f"hosts[{i}].tcp.rx_buffer") == f"{rx}B"
+        assert knobs == {k: v for k, v in base.items() if not k.endswith(("tx_buffer", "rx_buffer"))}
+
+
+def test_the_buffer_runs_reads_follow_ddio(buffer_reports: dict[int, RunReport]) -> None:
+    for kib, report in buffer_reports.items():
+        rc = report.host("b").timed.raw["rx_copy"]
+        rx = socket_buffers(9000, True, kib * 1024, kib * 1024)[1]
+        copied = rc["llc_bytes"] + rc["memory_bytes"]
+        assert copied > 0 and rc["read_bytes"] >= copied, kib
+        # The window keeps what is sent and not yet read within the receive buffer.
+        assert 0 < rc["mean_unread_bytes"] <= rx, kib
+        if rx <= DDIO_BYTES:
+            # Nothing unread can be older than the newest 3.5 MiB of DMA writes: every copy hits the L3.
+            assert rc["memory_bytes"] == 0, kib
+        if rc["mean_unread_bytes"] > DDIO_BYTES:
+            # The mean byte is read after more than DDIO's share came in behind it: some come from memory.
+            assert rc["memory_bytes"] > 0, kib
+    rates = {k: r.summary.goodput_bps for k, r in buffer_reports.items()}
+    # A window-limited flow: up to 800 KiB each doubling of the buffer raises the throughput.
+    small = [k for k in BUFFER_KIB if k <= 800]
+    assert all(rates[a] < rates[b] for a, b in zip(small, small[1:])), rates
 
 
 def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:

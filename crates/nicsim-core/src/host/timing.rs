@@ -370,13 +370,23 @@ impl Timing {
     /// the last-level cache (read at `llc_copy_bandwidth`); the rest were
     /// evicted by newer DMA writes and come from memory.
     pub fn rx_copy_cycles(&self, bytes: u64, distance: u64) -> u64 {
-        let ddio = self.memory.ddio.0;
-        if ddio == 0 || self.memory.cold_cache || self.memory.lines.is_some() {
+        let hot = self.rx_copy_in_llc(bytes, distance);
+        if hot == 0 {
             return self.copy_cycles(bytes, false);
         }
-        let hot = within_reach(ddio, distance, bytes);
         let llc = self.memory.llc_copy_bandwidth.unwrap_or(self.memory.cached_copy_bandwidth);
         per_byte_cycles(hot, llc, self.cpu.clock) + self.copy_cycles(bytes - hot, false)
+    }
+
+    /// Of `bytes` of received data read at reuse distance `distance` (see
+    /// [`Timing::rx_copy_cycles`]), the bytes DDIO still holds in the
+    /// last-level cache.
+    pub fn rx_copy_in_llc(&self, bytes: u64, distance: u64) -> u64 {
+        let ddio = self.memory.ddio.0;
+        if ddio == 0 || self.memory.cold_cache || self.memory.lines.is_some() {
+            return 0;
+        }
+        within_reach(ddio, distance, bytes)
     }
 
     /// Extra cycles for a cache line the other core touched last: the

@@ -24,6 +24,7 @@ mod measure;
 mod nic;
 mod report;
 mod rtx;
+mod rxcopy;
 mod socklock;
 mod timed;
 mod via;

@@ -398,6 +398,9 @@ impl Timed {
         let budget = if t.timing.nic.napi || t.polled() { t.timing.nic.napi_budget as usize } else { usize::MAX };
         let mut take = t.nic.rx_done.len().min(budget);
         let frames: Vec<(Time, Vec<u8>, u32)> = t.nic.rx_done.drain(..take).collect();
+        if t.timing.memory.ddio.0 > 0 {
+            t.rx_copy.taken(now, frames.iter().map(|(_, f, _)| shape(f).data).sum());
+        }
         if let Some(dim) = t.nic.dim.as_mut() {
             dim.received(frames.len() as u64, frames.iter().map(|(_, f, _)| f.len() as u64).sum());
         }

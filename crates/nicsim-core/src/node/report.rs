@@ -93,6 +93,9 @@ pub struct TimingReport {
     pub delayed_acks: Option<super::ackgate::AckStats>,
     /// The socket lock and its backlog (`cpu.socket_backlog` on only).
     pub socket_lock: Option<super::socklock::SocketLockStats>,
+    /// Where reads found the received data they copied, and how much
+    /// waited for a read (`memory.ddio` set only; the measured interval).
+    pub rx_copy: Option<super::rxcopy::RxCopyStats>,
 }
 
 fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
@@ -108,6 +111,7 @@ impl Timed {
         }
         self.per_path = [[0; LAYERS]; 3];
         self.measured_from = now;
+        self.rx_copy.restart(now);
     }
 
     /// The timing report over a run that lasted until `until`. The cores'
@@ -192,6 +196,7 @@ impl Timed {
             zero_copy: offload.zero_copy,
             delayed_acks: t.ack_gate.as_ref().map(|g| g.stats),
             socket_lock: t.timing.cpu.socket_backlog.then_some(t.lock_stats),
+            rx_copy: (t.timing.memory.ddio.0 > 0).then(|| t.rx_copy.report(until)),
         }
     }
 

@@ -142,6 +142,8 @@ pub struct Timed {
     /// so far: their difference is the reuse distance of the next byte read
     /// (DDIO, `memory.ddio`).
     pub(crate) rx_data: (u64, u64),
+    /// Where reads found received data, and how much waited (report).
+    pub(crate) rx_copy: super::rxcopy::RxCopy,
     /// Receive buffer bytes filled short of a whole page: by the NIC (the
     /// driver allocates a page once frames fill it) and by frames the
     /// application has read (a page is freed once all of it is read).
@@ -236,6 +238,7 @@ impl Timed {
             unread_lines: 0,
             stack_reach: 0,
             rx_data: (0, 0),
+            rx_copy: Default::default(),
             rx_pages: (0, 0),
             autosize,
             owned: false,
@@ -725,11 +728,14 @@ impl Timed {
             None if reads && !hot && t.timing.memory.ddio.0 > 0 => {
                 let (dma, read) = t.rx_data;
                 let n = op.bytes();
+                let llc = t.timing.rx_copy_in_llc(n, dma.saturating_sub(read));
+                t.rx_copy.copied(llc, n - llc);
                 (t.timing.rx_copy_cycles(n, dma.saturating_sub(read)), n)
             }
             None => (t.timing.copy_cycles(op.bytes(), hot), op.bytes()),
         };
         if reads {
+            t.rx_copy.read(now, op.bytes());
             t.rx_data.1 += op.bytes();
         }
         let copy = copy + head;

@@ -670,19 +670,11 @@ fn a_writer_woken_at_a_third_of_its_buffer_sleeps_once_a_third() {
     // (Woken once its 128 KiB write fits, it slept every few writes.)
     // Woken as soon as any room frees, it sleeps more often.
     let run_with = |wakeup: &str| {
-        let h = |n: &str| {
-            format!(
-                "[[hosts]]\nname = \"{n}\"\nprofile = \"cai-xeon-6128\"\n\
-                 tcp = {{ rx_buffer = \"12MiB\", tx_buffer = \"4MiB\", write_wakeup = \"{wakeup}\" }}\n\
-                 nic = {{ tso = true, lro = \"gro\", arfs = true }}\ncosts = {{ schedule = {{ cycles = 1000 }} }}\n"
-            )
-        };
-        run(&format!(
-            "{}{}[[links]]\nendpoints = [\"a\", \"b\"]\nrate = \"100Gbps\"\npropagation = \"500ns\"\nmtu = \"9000B\"\n\
-             [workload.bulk]\nfrom = \"a\"\nto = \"b\"\nduration = \"4ms\"\nwrite_size = \"128KiB\"\n",
-            h("a"),
-            h("b")
-        ))
+        all_opts_flow(
+            &format!("rx_buffer = \"12MiB\", tx_buffer = \"4MiB\", write_wakeup = \"{wakeup}\""),
+            "costs = { schedule = { cycles = 1000 } }",
+            "write_size = \"128KiB\"",
+        )
     };
     let sleeps = |r: &Report| timing(r, 0).cycles.get("sched").copied().unwrap_or(0) / 1000;
     let (third, any) = (run_with("third"), run_with("any"));
@@ -1056,4 +1048,62 @@ fn a_warm_up_left_out_changes_nothing_simulated_only_what_is_counted() {
         assert!(ca > 0 && ca < cw, "host {host}: {ca} of {cw} cycles");
         assert_eq!(ta.cycles.values().sum::<u64>(), ca);
     }
+}
+
+/// A 4 ms all-optimisations flow (MTU 9000, TSO, GRO, aRFS) between two
+/// `cai-xeon-6128` hosts with socket buffers `tcp` (the `tcp` table's
+/// entries) and `host` override lines, and `workload` lines for the flow.
+fn all_opts_flow(tcp: &str, host: &str, workload: &str) -> Report {
+    let h = |n: &str| {
+        format!(
+            "[[hosts]]\nname = \"{n}\"\nprofile = \"cai-xeon-6128\"\ntcp = {{ {tcp} }}\n\
+             nic = {{ tso = true, lro = \"gro\", arfs = true }}\n{host}\n"
+        )
+    };
+    run(&format!(
+        "{}{}[[links]]\nendpoints = [\"a\", \"b\"]\nrate = \"100Gbps\"\npropagation = \"500ns\"\nmtu = \"9000B\"\n\
+         [workload.bulk]\nfrom = \"a\"\nto = \"b\"\nduration = \"4ms\"\n{workload}\n",
+        h("a"),
+        h("b")
+    ))
+}
+
+/// The same flow with `rx` of receive buffer, on hosts with `memory`.
+fn buffered_flow(rx: &str, memory: &str) -> Report {
+    all_opts_flow(&format!("rx_buffer = \"{rx}\", tx_buffer = \"4MiB\""), memory, "")
+}
+
+#[test]
+fn reads_report_where_ddio_left_the_data_and_how_long_it_waited() {
+    const DDIO: f64 = 3.5 * 1024.0 * 1024.0;
+    for (rx, bytes) in [("1MiB", 1024.0 * 1024.0), ("12MiB", 12.0 * 1024.0 * 1024.0)] {
+        let r = buffered_flow(rx, "");
+        let rc = timing(&r, 1).rx_copy.expect("the profile models DDIO");
+        // Every byte delivered is read once, from the cache or from memory.
+        assert_eq!(rc.read_bytes, r.summary.payload_bytes, "{rx}");
+        assert_eq!(rc.llc_bytes + rc.memory_bytes, rc.read_bytes, "{rx}");
+        // The window keeps the data the stack holds unread within the buffer.
+        assert!(rc.mean_unread_bytes > 0.0 && rc.mean_unread_bytes <= bytes, "{rx}: {rc:?}");
+        if bytes <= DDIO {
+            // Nothing unread is older than the newest DDIO share of DMA writes.
+            assert_eq!(rc.memory_bytes, 0, "{rx}");
+        }
+        if rc.mean_unread_bytes > DDIO {
+            assert!(rc.memory_bytes > 0, "{rx}: {rc:?}");
+        }
+        // Little's law: the mean wait times the rate of reading is the mean
+        // amount unread (the report's span: its busiest core's busy time
+        // over its utilisation).
+        let t = timing(&r, 1);
+        let busiest = t.cores.iter().max_by(|x, y| x.busy_s.total_cmp(&y.busy_s)).expect("cores");
+        let span = busiest.busy_s / busiest.utilization;
+        let unread = rc.mean_wait_s * rc.read_bytes as f64 / span;
+        assert!((unread / rc.mean_unread_bytes - 1.0).abs() < 1e-6, "{rx}: {unread} vs {rc:?}");
+        // The sender reads nothing.
+        let s = timing(&r, 0).rx_copy.expect("the profile models DDIO");
+        assert_eq!((s.read_bytes, s.llc_bytes + s.memory_bytes), (0, 0));
+    }
+    // Without DDIO there is nothing to report.
+    let r = buffered_flow("1MiB", "memory = { ddio = \"0B\" }");
+    assert!(timing(&r, 1).rx_copy.is_none());
 }

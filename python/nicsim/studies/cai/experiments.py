@@ -94,18 +94,19 @@ def _linear_stride(mtu: int) -> int:
     return 1 << (size - 1).bit_length()
 
 
-def socket_buffers(mtu: int, tso: bool) -> tuple[int, int]:
+def socket_buffers(mtu: int, tso: bool, wmem: int = TCP_WMEM_MAX, rmem: int = TCP_RMEM_MAX) -> tuple[int, int]:
     """Payload bytes of the sender's and the receiver's socket buffers at MTU
-    ``mtu`` with TSO/GSO on or off: Linux's caps times the payload share of
-    the sk_buffs charged to them (module comment above)."""
+    ``mtu`` with TSO/GSO on or off: the buffers' sizes in sk_buff memory
+    (``wmem`` and ``rmem``; Linux's autotuning caps unless given) times the
+    payload share of the sk_buffs charged to them (module comment above)."""
     mss = mtu - 52  # IPv4 and TCP headers with timestamps
     per_skb = mss * ((GSO_MAX_SIZE - 1 - MAX_TCP_HEADER) // mss) if tso else mss
-    tx = TCP_WMEM_MAX * per_skb // (per_skb + SEND_HEAD_TRUESIZE)
+    tx = wmem * per_skb // (per_skb + SEND_HEAD_TRUESIZE)
     frame = _linear_stride(mtu)
     if frame > PAGE_SIZE:
         data = mss + HEADERS - RX_MAX_HEAD
         frame = RX_HEAD_TRUESIZE + -(-data // RX_STRIDE) * RX_STRIDE
-    rx = TCP_RMEM_MAX * mss // frame
+    rx = rmem * mss // frame
     return tx, rx
 
 
@@ -164,6 +165,53 @@ CONFIGS: tuple[Config, ...] = (
 CONFIG = {c.id: c for c in CONFIGS}
 RUNS: dict[str, Run] = {c.id: c.run() for c in CONFIGS}
 """Each configuration's run, by configuration id."""
+
+BUFFER_KIB = (100, 200, 400, 800, 1600, 3200, 6400, 12800)
+"""The socket buffer sizes (KiB) of the study's buffer experiment, all
+optimisations on (its ``scripts/receiver/tcp-buffer.sh`` and
+``scripts/sender/tcp-buffer.sh``: ``--window`` of each). Its ``run_iperf``
+gives iperf ``-w`` half of it on both hosts ("50.0K": iperf 2 reads K as
+1 024 bytes), and Linux doubles what ``SO_SNDBUF`` and ``SO_RCVBUF`` ask
+for and stops autotuning them (``sock_setsockopt``: ``val * 2``,
+``SOCK_SNDBUF_LOCK``, ``SOCK_RCVBUF_LOCK``); ``--sock-size`` raised
+``net.core.wmem_max`` and ``rmem_max`` to 12 MiB, above every half asked."""
+
+
+@dataclass(frozen=True)
+class BufferSize:
+    """One run of the buffer experiment: all optimisations, both socket
+    buffers fixed at ``kib`` KiB of sk_buff memory."""
+
+    kib: int
+
+    @property
+    def id(self) -> str:
+        """The run's id in ``comparison.csv`` (``throughput_gbps.<id>``)."""
+        return f"buffer_{self.kib}k"
+
+    @property
+    def label(self) -> str:
+        return f"all optimisations, {self.kib} KiB socket buffers"
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        """all_opts' overrides with both hosts' buffers at this size (as payload)."""
+        base = CONFIG["all_opts"]
+        knobs = base.fixed(duration)
+        tx, rx = socket_buffers(base.mtu, base.tso, self.kib * 1024, self.kib * 1024)
+        for i in range(len(SIDES)):
+            knobs[f"hosts[{i}].tcp.tx_buffer"] = f"{tx}B"
+            knobs[f"hosts[{i}].tcp.rx_buffer"] = f"{rx}B"
+        return knobs
+
+    def run(self, duration: str = DURATION) -> Run:
+        """The run (its cache sweep is ``cai-<id>``, another for another ``duration``)."""
+        key = self.id if duration == DURATION else f"{self.id}-{duration}"
+        return Run(key, SCENARIO, f"one TCP flow, {self.label}, {duration}", self.fixed(duration))
+
+
+BUFFERS: tuple[BufferSize, ...] = tuple(BufferSize(k) for k in BUFFER_KIB)
+"""The buffer experiment's runs, smallest first. Every result is held out
+(predictions)."""
 
 CATEGORIES = ("data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip")
 """The study's CPU categories, in its order."""

@@ -7,7 +7,10 @@
 * breakdown: per side, the host's CPU cycles by layer grouped into the
   study's categories (:data:`.experiments.LAYER_CATEGORY`, after the
   study's own table of kernel symbols), as a percentage of the host's total
-  cycles, covering the 95 % of them the study's script adds up.
+  cycles, covering the 95 % of them the study's script adds up;
+* where the receiver's reads found the data (:class:`Reads`): the share
+  copied from memory rather than the L3 (DDIO), and how long data waited
+  between the NAPI poll that took it and its read.
 """
 
 from __future__ import annotations
@@ -42,6 +45,27 @@ class Side:
 
 
 @dataclass(frozen=True)
+class Reads:
+    """What the receiver's reads found (the core's ``rx_copy`` report, with
+    DDIO modelled), over the measured interval."""
+
+    llc_bytes: int
+    """Payload bytes copied while DDIO still held them in the L3."""
+    memory_bytes: int
+    """Payload bytes copied from memory: newer DMA writes had evicted them."""
+    mean_unread_bytes: float
+    """Time-mean payload bytes taken from the ring (NAPI) and not yet read."""
+    mean_wait_us: float
+    """Mean time from a byte's NAPI poll to its read (Little's law), us."""
+
+    @property
+    def from_memory_pct(self) -> float:
+        """Share of the copied bytes that came from memory, %."""
+        total = self.llc_bytes + self.memory_bytes
+        return 100.0 * self.memory_bytes / total if total else 0.0
+
+
+@dataclass(frozen=True)
 class Metrics:
     """The study's quantities for one configuration's run."""
 
@@ -49,6 +73,8 @@ class Metrics:
     sides: Mapping[str, Side]
     """``sender`` and ``receiver``."""
     retransmissions: int
+    reads: Reads | None = None
+    """Where the receiver's reads found the data (``None``: no DDIO in the profile)."""
 
     @property
     def per_core_gbps(self) -> float:
@@ -146,4 +172,7 @@ def measure(report: RunReport) -> Metrics:
         clocks = tuple(float(c.get("busy_clock_hz", 0.0)) / 1e9 for c in t.raw.get("cores", [])
                        if float(c.get("busy_s", 0.0)) > 0)
         sides[side] = Side(cpu_pct(t), dict(t.cycles), breakdown(t.cycles, interrupts, entry, exit_), clocks)
-    return Metrics(report.summary.goodput_bps / 1e9, sides, report.summary.retransmissions)
+    rc = report.host(SIDES["receiver"]).timed.raw.get("rx_copy")
+    reads = None if not rc else Reads(int(rc["llc_bytes"]), int(rc["memory_bytes"]),
+                                      float(rc["mean_unread_bytes"]), 1e6 * float(rc["mean_wait_s"]))
+    return Metrics(report.summary.goodput_bps / 1e9, sides, report.summary.retransmissions, reads)
