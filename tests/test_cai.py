@@ -68,7 +68,7 @@ PUBLISHED: dict[str, dict[str, Any]] = {
     },
 }
 SPEC_MAPPING = {
-    "data_copy": {"copy", "memory_stall", "checksum"},
+    "data_copy": {"copy", "memory_stall"},
     "tcpip": {"tcp", "ip", "udp", "ip_frag", "socket"},
     "netdev": {"device", "driver", "coalesce", "interrupt"},
     "skb": {"skb"},
@@ -85,7 +85,8 @@ driver's interrupt handler (mlx5e_completion_event) netdev, the idle loop
 entering and leaving its state (cpuidle_enter_state, intel_idle) sched,
 the clock source's read_tsc of the time stamp the study's patched kernel
 takes of each received frame sched, and user space is in no category
-(choosing the idle state, menu_select, the qdisc's fq_codel_dequeue, and
+(software checksums, csum_partial and do_csum, choosing the idle state,
+menu_select, the qdisc's fq_codel_dequeue, and
 the time stamp's ktime_get and __x86_indirect_thunk_rax are etc). Every other layer is etc. The interrupt layer's entry
 and exit are split off (INTERRUPT_ENTRY_EXIT)."""
 INTERRUPT_ENTRY_EXIT = (600, 300)
