@@ -28,6 +28,11 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --robust FIT.json N PCT [SEED]  # rows within 10 % of the set and of N copies nudged by up to PCT %
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
 
+Session 33 also fitted with `ddio_ways = 2` in the profile (DDIO as two
+ways of each L3 set): --search-groups (seed 3323, 1 500 s) reached 33 rows
+at 1.98 but 18 to 33 under the nudges; --search-robust and
+--search-groups-robust from it (seeds 3331, 3333, 1 150 s) a worst of 31.
+Not landed in the profile (docs/models/modern-host-fit-log.md).
 Session 33 tried the no_opts receive pages on the socket without the NIC
 (CAI_REMOTE_RX=1 in the environment: `memory.ddio = "0B"` on the receiver
 in the configurations without aRFS): from session 31's set with

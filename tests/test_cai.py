@@ -43,7 +43,7 @@ CONFIGS = ["no_opts", "tso_gro", "jumbo", "tso_gro_jumbo", "tso_gro_arfs", "jumb
 BUFFER_KIB = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
 """The study's buffer experiment (its artifact's tcp-buffer.sh: `--window` of each run, in KiB)."""
 DDIO_BYTES = int(3.5 * 2**20)
-"""cai-xeon-6128's memory.ddio: the L3 share DMA writes fill."""
+"""cai-xeon-6128's memory.ddio: the L3 share DMA writes fill (one pool: no memory.ddio_ways)."""
 SIDES = ["sender", "receiver"]
 SPEC_CATEGORIES = ["data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip"]
 KNOBS = {  # id: (mtu, tso, lro, arfs)

@@ -319,6 +319,20 @@ pub struct MemoryConfig {
     /// receive copy is cold.
     #[serde(default)]
     pub ddio: Size,
+    /// The LLC ways DDIO allocates into (none or 0: the DDIO share is one
+    /// least-recently-used pool, and received data is in the cache exactly
+    /// while its reuse distance is within `ddio`). With `w` ways each set of
+    /// the LLC holds its `w` most recent DMA lines, and lines fall into sets
+    /// as if at random (the LLC hashes physical addresses over its slices
+    /// and sets): a byte at reuse distance `d` is still cached with the
+    /// probability that fewer than `w` of the `d` bytes after it fell into
+    /// its set, `P(Poisson(w d / ddio) < w)` (a set-associative LRU cache's
+    /// hit probability at a given stack distance, A. J. Smith, "A
+    /// Comparative Study of Set Associative Memory Mapping Algorithms and
+    /// Their Use for Cache and Main Memory", IEEE TSE 1978). The expected
+    /// bytes cached over all distances is still `ddio`.
+    #[serde(default)]
+    pub ddio_ways: Option<u32>,
     /// memcpy rate for data the receive copy finds in the last-level cache
     /// through DDIO; none: `cached_copy_bandwidth`.
     #[serde(default)]

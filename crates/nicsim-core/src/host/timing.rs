@@ -102,6 +102,9 @@ impl Timing {
         if m.llc_copy_bandwidth.is_some_and(|b| b.0 == 0) {
             return err("memory.llc_copy_bandwidth", "must be above zero".into());
         }
+        if m.ddio_ways.is_some_and(|w| w > 32) {
+            return err("memory.ddio_ways", format!("must be at most 32, got {}", m.ddio_ways.unwrap_or(0)));
+        }
         if m.ddio.0 > m.cache_size.0 {
             return err("memory.ddio", format!("must be at most memory.cache_size ({}), got {}", m.cache_size, m.ddio));
         }
@@ -386,7 +389,10 @@ impl Timing {
         if ddio == 0 || self.memory.cold_cache || self.memory.lines.is_some() {
             return 0;
         }
-        within_reach(ddio, distance, bytes)
+        match self.memory.ddio_ways {
+            None | Some(0) => within_reach(ddio, distance, bytes),
+            Some(ways) => set_associative_hits(ddio, ways, distance, bytes),
+        }
     }
 
     /// Extra cycles for a cache line the other core touched last: the
@@ -479,6 +485,38 @@ pub fn within_reach(reach: u64, distance: u64, bytes: u64) -> u64 {
     reach.saturating_sub(distance.saturating_sub(bytes)).min(bytes)
 }
 
+/// Of `bytes` read whose oldest has reuse distance `distance` (its newest
+/// `distance - bytes`), the bytes expected still in a cache of `capacity`
+/// bytes that keeps the `ways` most recent lines of each set, lines falling
+/// into sets at random (`memory.ddio_ways`). A byte at distance `d` is a hit
+/// with probability `P(d) = Q(ways, l)`, `l = ways d / capacity`, the
+/// chance that a Poisson count of mean `l` is below `ways`; over
+/// `[distance - bytes, distance]` its integral is `capacity / ways` times
+/// `H(l_newest) - H(l_oldest)`, with `H(l) = exp(-l) sum_{k < ways} (ways - k)
+/// l^k / k!` (`H' = -Q`, `H(0) = ways`: all distances together hold
+/// `capacity` bytes).
+pub fn set_associative_hits(capacity: u64, ways: u32, distance: u64, bytes: u64) -> u64 {
+    if capacity == 0 || bytes == 0 || ways == 0 {
+        return 0;
+    }
+    let w = f64::from(ways);
+    let scale = w / capacity as f64;
+    let h = |l: f64| {
+        let (mut term, mut sum) = (1.0, 0.0);
+        for k in 0..ways {
+            if k > 0 {
+                term *= l / f64::from(k);
+            }
+            sum += (w - f64::from(k)) * term;
+        }
+        (-l).exp() * sum
+    };
+    let newest = distance.saturating_sub(bytes) as f64 * scale;
+    let oldest = distance.max(bytes) as f64 * scale;
+    let hits = capacity as f64 / w * (h(newest) - h(oldest));
+    (hits.max(0.0).round() as u64).min(bytes)
+}
+
 fn per_byte_cycles(bytes: u64, bw: Bandwidth, clock: Frequency) -> u64 {
     (u128::from(bytes) * 8 * u128::from(clock.0)).div_ceil(u128::from(bw.0)) as u64
 }
@@ -537,6 +575,34 @@ mod tests {
     use crate::engine::units::Size;
 
     #[test]
+    fn a_set_associative_ddio_holds_its_capacity_and_loses_lines_before_it_is_full() {
+        const C: u64 = 3_670_016; // 3.5 MiB
+        for ways in [1, 2, 4, 11] {
+            // Over every distance the cache holds its capacity, no more.
+            let all = set_associative_hits(C, ways, 1 << 40, 1 << 40);
+            assert!(all.abs_diff(C) <= 1, "{ways} ways: {all}");
+            // A byte further back is less likely cached.
+            let at = |d: u64| set_associative_hits(C, ways, d + 1_000, 1_000);
+            assert!(at(0) >= at(C / 4) && at(C / 4) > at(C) && at(C) > at(4 * C), "{ways} ways");
+            assert!(at(0) >= 999 && at(40 * C) == 0, "{ways} ways");
+        }
+        // Worked by hand. One way: a line at distance d survives if no later
+        // line fell into its set, exp(-d / C): 1/e at the capacity. Two ways:
+        // fewer than two of them, exp(-2) (1 + 2) = 0.406 at the capacity and
+        // exp(-1) (1 + 1) = 0.736 at half of it.
+        let frac = |ways, d: u64| set_associative_hits(C, ways, d + 1_000, 1_000) as f64 / 1_000.0;
+        assert!((frac(1, C) - (-1f64).exp()).abs() < 2e-3);
+        assert!((frac(2, C) - 3.0 * (-2f64).exp()).abs() < 2e-3);
+        assert!((frac(2, C / 2) - 2.0 * (-1f64).exp()).abs() < 2e-3);
+        // Many ways approach one pool of the same size (within_reach).
+        let many = |d: u64| set_associative_hits(C, 32, d + 1_000, 1_000);
+        assert!(many(C / 2) >= 999 && many(2 * C) == 0);
+        // A read never hits more bytes than it reads.
+        assert_eq!(set_associative_hits(C, 2, 10, 10), 10);
+        assert_eq!(set_associative_hits(C, 0, 10, 10), 0);
+    }
+
+    #[test]
     fn every_builtin_profile_loads_and_validates() {
         for (name, _) in BUILTIN {
             let t = resolve("hosts[0]", name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -567,6 +633,10 @@ mod tests {
         assert_eq!(e.path, "hosts[0].cpu.clock");
         let e = resolve("hosts[0]", "pentium", &[]).unwrap_err();
         assert_eq!(e.path, "hosts[0].profile");
+        let over: toml::Table = "ddio_ways = 33".parse().unwrap();
+        let e = resolve("hosts[1]", "cai-xeon-6128", &[("memory", &over)]).unwrap_err();
+        assert_eq!(e.path, "hosts[1].memory.ddio_ways");
+        assert!(e.reason.contains("at most 32"), "{}", e.reason);
     }
 
     #[test]

@@ -129,6 +129,7 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "from the ring by the driver's NAPI poll and not yet read. Wait to the copy: that amount over the rate of",
         "reading (Little's law), the mean time from a byte's NAPI poll to its copy; the study stamps each frame",
         "in `napi_gro_receive` within that poll. nicsim's DDIO holds exactly the newest `memory.ddio` bytes, so",
-        "the step from cache to memory is sharper than a real L3's replacement makes it.",
+        "the step from cache to memory is sharper than a real L3's replacement makes it (`memory.ddio_ways`",
+        "models DDIO's share as ways of each set; `cai-xeon-6128` does not use it).",
     ]
     return lines
