@@ -366,14 +366,12 @@ impl Timing {
         per_byte_cycles(bytes, bw, self.cpu.clock)
     }
 
-    /// Cycles to copy `bytes` of received data the application reads, when
-    /// the oldest of them has a reuse distance of `distance` data bytes (the
-    /// bytes DMA'd into memory since it arrived, itself included). With
-    /// DDIO the bytes whose distance is within `memory.ddio` are still in
-    /// the last-level cache (read at `llc_copy_bandwidth`); the rest were
+    /// Cycles to copy `bytes` of received data the application reads, of
+    /// which `hot` are still in the last-level cache (read at
+    /// `llc_copy_bandwidth`: [`Timing::rx_copy_in_llc`]); the rest were
     /// evicted by newer DMA writes and come from memory.
-    pub fn rx_copy_cycles(&self, bytes: u64, distance: u64) -> u64 {
-        let hot = self.rx_copy_in_llc(bytes, distance);
+    pub fn rx_copy_cycles(&self, bytes: u64, hot: u64) -> u64 {
+        let hot = hot.min(bytes);
         if hot == 0 {
             return self.copy_cycles(bytes, false);
         }
@@ -381,9 +379,10 @@ impl Timing {
         per_byte_cycles(hot, llc, self.cpu.clock) + self.copy_cycles(bytes - hot, false)
     }
 
-    /// Of `bytes` of received data read at reuse distance `distance` (see
-    /// [`Timing::rx_copy_cycles`]), the bytes DDIO still holds in the
-    /// last-level cache.
+    /// Of `bytes` of received data read when the oldest of them has a reuse
+    /// distance of `distance` data bytes (the bytes DMA'd into memory since
+    /// it arrived, itself included), the bytes DDIO still holds in the
+    /// last-level cache: with one pool those within `memory.ddio`.
     pub fn rx_copy_in_llc(&self, bytes: u64, distance: u64) -> u64 {
         let ddio = self.memory.ddio.0;
         if ddio == 0 || self.memory.cold_cache || self.memory.lines.is_some() {

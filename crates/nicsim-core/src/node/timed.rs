@@ -730,7 +730,7 @@ impl Timed {
                 let n = op.bytes();
                 let llc = t.timing.rx_copy_in_llc(n, dma.saturating_sub(read));
                 t.rx_copy.copied(llc, n - llc);
-                (t.timing.rx_copy_cycles(n, dma.saturating_sub(read)), n)
+                (t.timing.rx_copy_cycles(n, llc), n)
             }
             None => (t.timing.copy_cycles(op.bytes(), hot), op.bytes()),
         };
