@@ -20,6 +20,7 @@ from nicsim.studies.cai import CATEGORIES, LAYER_CATEGORY, breakdown, build, cat
 from nicsim.studies.cai.experiments import (
     BUFFERS,
     CONFIG,
+    NO_DDIO,
     SCENARIO,
     TCP_RMEM_MAX,
     TCP_WMEM_MAX,
@@ -42,6 +43,11 @@ SHORT = "8ms"
 CONFIGS = ["no_opts", "tso_gro", "jumbo", "tso_gro_jumbo", "tso_gro_arfs", "jumbo_arfs", "all_opts"]
 BUFFER_KIB = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
 """The study's buffer experiment (its artifact's tcp-buffer.sh: `--window` of each run, in KiB)."""
+NO_DDIO_BREAKDOWN = ["no_opts", "tso_gro", "tso_gro_jumbo", "all_opts"]
+"""The study's DDIO experiment (its artifact's single-flow-no-ddio.sh): every configuration, the
+breakdown (--util-breakdown) of these four."""
+COPY_CYCLES_PER_BYTE = 3.4e9 / 8.491e9
+"""cai-xeon-6128's copy of received data from memory: cpu.clock over memory.copy_bandwidth."""
 DDIO_BYTES = int(3.5 * 2**20)
 """cai-xeon-6128's memory.ddio: the L3 share DMA writes fill (one pool: no memory.ddio_ways)."""
 SIDES = ["sender", "receiver"]
@@ -111,6 +117,11 @@ def expected_ids() -> list[str]:
         b = f"buffer_{k}k"
         ids += [f"throughput_gbps.{b}", f"per_core_gbps.{b}", f"cpu_pct.sender.{b}", f"cpu_pct.receiver.{b}",
                 f"copy_latency_us.{b}"]
+    for c in CONFIGS:
+        v = f"no_ddio_{c}"
+        ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}"] + [f"cpu_pct.{s}.{v}" for s in SIDES]
+        if c in NO_DDIO_BREAKDOWN:
+            ids += [f"breakdown_pct.{s}.{cat}.{v}" for s in SIDES for cat in SPEC_CATEGORIES]
     return ids
 
 
@@ -329,6 +340,39 @@ def test_the_buffer_runs_reads_follow_ddio(buffer_reports: dict[int, RunReport])
     assert all(rates[a] < rates[b] for a, b in zip(small, small[1:])), rates
 
 
+def test_the_no_ddio_runs_are_each_configuration_with_ddio_off_on_both_hosts() -> None:
+    assert [v.config for v in NO_DDIO] == CONFIGS
+    assert [v.config for v in NO_DDIO if v.breakdown] == NO_DDIO_BREAKDOWN
+    for v in NO_DDIO:
+        knobs = v.fixed(SHORT)
+        assert v.id == f"no_ddio_{v.config}"
+        for i in range(2):
+            assert knobs.pop(f"hosts[{i}].memory.ddio") == "0B"
+        assert knobs == CONFIG[v.config].fixed(SHORT)
+
+
+def test_without_ddio_every_received_byte_is_copied_from_memory(short: Path) -> None:
+    loaded = build(SHORT).load(short)
+    for v in NO_DDIO:
+        report = loaded[v.run(SHORT).key]
+        with_ddio = loaded[CONFIG[v.config].run(SHORT).key]
+        assert isinstance(report, RunReport) and isinstance(with_ddio, RunReport)
+        b = report.host("b").timed
+        # No DDIO: nothing reports reads from the L3.
+        assert not b.raw.get("rx_copy"), v.id
+        per_byte = b.cycles["copy"] / report.summary.payload_bytes
+        on = with_ddio.host("b").timed.cycles["copy"] / with_ddio.summary.payload_bytes
+        if KNOBS[v.config][3]:
+            # aRFS: one core, so the copy is the data's alone, clock / memory.copy_bandwidth cycles
+            # a byte (the measured interval's payload; a read in progress at an edge is the slack).
+            assert per_byte == pytest.approx(COPY_CYCLES_PER_BYTE, rel=0.01), v.id
+        else:
+            # Two cores: the copy also fetches lines the stack's core touched (cpu.line_transfer).
+            assert per_byte > COPY_CYCLES_PER_BYTE, v.id
+        # Without DDIO no byte is cheaper to copy than with it.
+        assert on <= per_byte * 1.01, v.id
+
+
 def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:
     # Worked by hand from the kernel's sizes (experiments.py). Without GSO an unsent sk_buff holds one
     # MSS and costs 1 280 bytes of its own: 4 MiB x 1448 / 2728. A linear MTU 1500 frame is charged its
@@ -393,6 +437,9 @@ def test_report_sections_tables_and_figures(short: Path, rows: list[comparison.R
     else:
         assert f"All {len(cal)} calibration rows are within 10 %" in section
     with (out / "throughput.csv").open(encoding="utf-8") as f:
+        assert [r["config"] for r in csv.DictReader(f)] == CONFIGS
+    assert "(no_ddio.png)" in text and (out / "no_ddio.png").read_bytes().startswith(b"\x89PNG")
+    with (out / "no_ddio.csv").open(encoding="utf-8") as f:
         assert [r["config"] for r in csv.DictReader(f)] == CONFIGS
 
 

@@ -147,8 +147,14 @@ class Config:
         """The configuration's run (its cache sweep is ``cai-<id>``; another
         ``duration`` makes another key, so a shorter test run never meets
         the study's in the cache)."""
-        key = self.id if duration == DURATION else f"{self.id}-{duration}"
-        return Run(key, SCENARIO, f"one TCP flow, {self.label}, {duration}", self.fixed(duration))
+        return _run(self.id, self.label, self.fixed(duration), duration)
+
+
+def _run(id: str, label: str, knobs: dict[str, Any], duration: str) -> Run:
+    """A run of ``flow.toml`` with ``knobs``, keyed by ``id`` (and by
+    ``duration`` when it is not the study's)."""
+    key = id if duration == DURATION else f"{id}-{duration}"
+    return Run(key, SCENARIO, f"one TCP flow, {label}, {duration}", knobs)
 
 
 CONFIGS: tuple[Config, ...] = (
@@ -205,13 +211,62 @@ class BufferSize:
 
     def run(self, duration: str = DURATION) -> Run:
         """The run (its cache sweep is ``cai-<id>``, another for another ``duration``)."""
-        key = self.id if duration == DURATION else f"{self.id}-{duration}"
-        return Run(key, SCENARIO, f"one TCP flow, {self.label}, {duration}", self.fixed(duration))
+        return _run(self.id, self.label, self.fixed(duration), duration)
 
 
 BUFFERS: tuple[BufferSize, ...] = tuple(BufferSize(k) for k in BUFFER_KIB)
 """The buffer experiment's runs, smallest first. Every result is held out
 (predictions)."""
+
+NO_DDIO_BREAKDOWN = ("no_opts", "tso_gro", "tso_gro_jumbo", "all_opts")
+"""The configurations of the DDIO experiment whose CPU breakdown the study
+records (``--util-breakdown`` in its ``single-flow-no-ddio.sh``)."""
+
+
+@dataclass(frozen=True)
+class NoDdio:
+    """One run of the study's DDIO experiment (``single-flow-no-ddio.sh`` in
+    its artifact): configuration ``config`` with the application, and with
+    aRFS the flow's interrupts, on a socket other than the NIC's. DDIO
+    places a NIC's writes only in the L3 of the NIC's own socket (Intel's
+    VTune cookbook, "IO Issues: Remote Socket Accesses": DDIO helps "only
+    for the local socket configuration"), so none of the flow's received
+    data arrives in a cache its cores share: nicsim runs the
+    configuration with ``memory.ddio`` at zero on both hosts. The study
+    moves the application from CPU 0 to CPU 1 (``--cpus 1``) and, without
+    aRFS, the interrupts from CPU 1 to CPU 2 (``--affinity 2``)."""
+
+    config: str
+
+    @property
+    def id(self) -> str:
+        """The run's id in ``comparison.csv`` (``throughput_gbps.<id>``)."""
+        return f"no_ddio_{self.config}"
+
+    @property
+    def label(self) -> str:
+        return f"{CONFIG[self.config].label}, DDIO off"
+
+    @property
+    def breakdown(self) -> bool:
+        """Whether the study records this run's CPU breakdown."""
+        return self.config in NO_DDIO_BREAKDOWN
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        """The configuration's overrides with DDIO off on both hosts."""
+        knobs = CONFIG[self.config].fixed(duration)
+        for i in range(len(SIDES)):
+            knobs[f"hosts[{i}].memory.ddio"] = "0B"
+        return knobs
+
+    def run(self, duration: str = DURATION) -> Run:
+        """The run (its cache sweep is ``cai-<id>``, another for another ``duration``)."""
+        return _run(self.id, self.label, self.fixed(duration), duration)
+
+
+NO_DDIO: tuple[NoDdio, ...] = tuple(NoDdio(c.id) for c in CONFIGS)
+"""The DDIO experiment's runs, in the study's order. Every result is held
+out (predictions)."""
 
 CATEGORIES = ("data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip")
 """The study's CPU categories, in its order."""

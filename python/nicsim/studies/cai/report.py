@@ -17,7 +17,7 @@ from typing import Any
 from nicsim.studies import comparison
 from nicsim.studies.framework import Context, Run
 
-from .experiments import CALIBRATION, CATEGORIES, CONFIG, CONFIGS, LAYER_CATEGORY, PUBLISHED, SIDES
+from .experiments import CALIBRATION, CATEGORIES, CONFIG, CONFIGS, LAYER_CATEGORY, PUBLISHED, SIDES, Published
 from .metrics import Metrics, measure
 
 Runs = Mapping[str, Run]
@@ -69,8 +69,13 @@ class Quantity:
 def quantities(config: str, m: Metrics) -> list[Quantity]:
     """Every compared number of configuration ``config``; ``published`` is
     set for the calibration configurations only."""
-    pub = PUBLISHED.get(config)
-    label = CONFIG[config].label
+    return run_quantities(config, CONFIG[config].label, m, PUBLISHED.get(config))
+
+
+def run_quantities(config: str, label: str, m: Metrics, pub: Published | None = None) -> list[Quantity]:
+    """Every compared number of run ``config`` (an id of ``comparison.csv``:
+    a configuration, or one of another experiment's runs), described by
+    ``label``, with the published numbers ``pub`` if any."""
     out = [
         Quantity(f"per_core_gbps.{config}", f"throughput per receiver core, {label}", "Gb/s",
                  m.per_core_gbps, pub.per_core_gbps if pub else None, "throughput"),

@@ -7,9 +7,9 @@ import functools
 
 from nicsim.studies.framework import Section, Study
 
-from . import buffers, report
+from . import buffers, ddio, report
 from .claims import claims
-from .experiments import BUFFERS, CALIBRATION, CATEGORIES, CONFIGS, DURATION, LAYER_CATEGORY
+from .experiments import BUFFERS, CALIBRATION, CATEGORIES, CONFIGS, DURATION, LAYER_CATEGORY, NO_DDIO
 
 
 _MAPPING = ", ".join(
@@ -31,7 +31,8 @@ INTRO = [
     "**Calibration vs prediction.** Only `no_opts` and `all_opts` have published numbers here: the profile is",
     "fitted to them (every one of their rows in `comparison.csv` has role `calibration`). The five other",
     "configurations' results are held out: their rows are predictions from the same profile, unchanged, and so",
-    "are the study's buffer experiment's (all optimisations with both socket buffers fixed, 100 KiB to 12.5 MiB).",
+    "are the study's buffer experiment's (all optimisations with both socket buffers fixed, 100 KiB to 12.5 MiB)",
+    "and its DDIO experiment's (every configuration with the flow's cores on a socket without the NIC).",
     "",
     f"**nicsim layers to the study's categories** (any layer not listed counts as etc): {_MAPPING}.",
     "",
@@ -41,7 +42,7 @@ INTRO = [
 DESCRIPTION = (
     "Cai et al., SIGCOMM 2021: one long TCP flow between two Xeon Gold 6128 hosts with 100 Gb/s ConnectX-5 Ex"
     " NICs, seven configurations of TSO/GRO, jumbo frames and aRFS; throughput per core and the CPU breakdown;"
-    " socket buffers from 100 KiB to 12.5 MiB."
+    " socket buffers from 100 KiB to 12.5 MiB; DDIO off."
 )
 
 
@@ -50,6 +51,7 @@ def build(duration: str = DURATION) -> Study:
     study's; tests build a shorter one, whose runs have other cache keys)."""
     runs = {c.id: c.run(duration) for c in CONFIGS}
     buffer_runs = {b.id: b.run(duration) for b in BUFFERS}
+    no_ddio_runs = {v.id: v.run(duration) for v in NO_DDIO}
     calibration_runs = [runs[c] for c in CALIBRATION]
     every = list(runs.values())
     return Study(
@@ -63,6 +65,8 @@ def build(duration: str = DURATION) -> Study:
             Section("CPU breakdown by category", every, functools.partial(report.breakdowns, runs)),
             Section("Socket buffer size (all optimisations)", list(buffer_runs.values()),
                     functools.partial(buffers.section, buffer_runs)),
+            Section("DDIO off (the application on another socket)", every + list(no_ddio_runs.values()),
+                    functools.partial(ddio.section, {**runs, **no_ddio_runs})),
             Section("Claims", every, functools.partial(claims, runs)),
         ],
         description=DESCRIPTION,
