@@ -20,6 +20,7 @@ from nicsim.studies.cai import CATEGORIES, LAYER_CATEGORY, breakdown, build, cat
 from nicsim.studies.cai.experiments import (
     BUFFERS,
     CONFIG,
+    INCAST,
     NO_DDIO,
     SCENARIO,
     TCP_RMEM_MAX,
@@ -46,6 +47,10 @@ BUFFER_KIB = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
 NO_DDIO_BREAKDOWN = ["no_opts", "tso_gro", "tso_gro_jumbo", "all_opts"]
 """The study's DDIO experiment (its artifact's single-flow-no-ddio.sh): every configuration, the
 breakdown (--util-breakdown) of these four."""
+INCAST_CONFIGS = ["no_opts", "tso_gro", "tso_gro_jumbo", "all_opts"]
+INCAST_FLOWS = [8, 16, 24]
+"""The study's incast experiment (its artifact's incast.sh): these configurations, each with 8, 16 and
+24 flows into one receiver core; the breakdown (--util-breakdown) of all_opts."""
 COPY_CYCLES_PER_BYTE = 3.4e9 / 8.491e9
 """cai-xeon-6128's copy of received data from memory: cpu.clock over memory.copy_bandwidth."""
 DDIO_BYTES = int(3.5 * 2**20)
@@ -122,6 +127,12 @@ def expected_ids() -> list[str]:
         ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}"] + [f"cpu_pct.{s}.{v}" for s in SIDES]
         if c in NO_DDIO_BREAKDOWN:
             ids += [f"breakdown_pct.{s}.{cat}.{v}" for s in SIDES for cat in SPEC_CATEGORIES]
+    for c in INCAST_CONFIGS:
+        for n in INCAST_FLOWS:
+            v = f"incast_{n}_{c}"
+            ids += [f"throughput_gbps.{v}", f"per_core_gbps.{v}", f"cpu_pct.receiver.{v}"]
+            if c == "all_opts":
+                ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
     return ids
 
 
@@ -373,6 +384,33 @@ def test_without_ddio_every_received_byte_is_copied_from_memory(short: Path) -> 
         assert on <= per_byte * 1.01, v.id
 
 
+def test_the_incast_runs_are_the_configurations_with_several_flows() -> None:
+    assert [(v.config, v.flows) for v in INCAST] == [(c, n) for c in INCAST_CONFIGS for n in INCAST_FLOWS]
+    for v in INCAST:
+        knobs = v.fixed(SHORT)
+        assert v.id == f"incast_{v.flows}_{v.config}"
+        assert knobs.pop("workload.bulk.flows") == v.flows
+        assert knobs == CONFIG[v.config].fixed(SHORT)
+
+
+def test_incast_flows_share_the_link_and_the_receivers_two_cores(short: Path) -> None:
+    loaded = build(SHORT).load(short)
+    for v in INCAST:
+        report = loaded[v.run(SHORT).key]
+        assert isinstance(report, RunReport)
+        s = report.summary
+        assert s.raw["verified"] and s.raw["lost"] == 0, v.id
+        # Every flow ran and their aggregate is within the link's ceiling.
+        assert len(report.raw["bulk_flows"]) == v.flows, v.id
+        assert 0 < s.goodput_bps <= s.raw["ceiling_bps"], v.id
+        # All flows run on the application's core and their frames on one queue: at most two busy
+        # cores (one with aRFS, which moves the queue's work to the application's core).
+        b = report.host("b").timed
+        busy = [c for c in b.raw["cores"] if c["busy_s"] > 0]
+        assert len(busy) <= (1 if KNOBS[v.config][3] else 2), v.id
+        assert sum(c["utilization"] for c in busy) <= len(busy) + 1e-9, v.id
+
+
 def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:
     # Worked by hand from the kernel's sizes (experiments.py). Without GSO an unsent sk_buff holds one
     # MSS and costs 1 280 bytes of its own: 4 MiB x 1448 / 2728. A linear MTU 1500 frame is charged its
@@ -441,6 +479,10 @@ def test_report_sections_tables_and_figures(short: Path, rows: list[comparison.R
     assert "(no_ddio.png)" in text and (out / "no_ddio.png").read_bytes().startswith(b"\x89PNG")
     with (out / "no_ddio.csv").open(encoding="utf-8") as f:
         assert [r["config"] for r in csv.DictReader(f)] == CONFIGS
+    assert "(incast.png)" in text and (out / "incast.png").read_bytes().startswith(b"\x89PNG")
+    with (out / "incast.csv").open(encoding="utf-8") as f:
+        assert [(r["config"], int(r["flows"])) for r in csv.DictReader(f)] == [
+            (c, n) for c in INCAST_CONFIGS for n in INCAST_FLOWS]
 
 
 def test_the_short_study_is_deterministic(short: Path, tmp_path: Path) -> None:

@@ -172,6 +172,26 @@ CONFIG = {c.id: c for c in CONFIGS}
 RUNS: dict[str, Run] = {c.id: c.run() for c in CONFIGS}
 """Each configuration's run, by configuration id."""
 
+class _Experiment:
+    """A run of one of the study's further experiments: its ``id`` in
+    ``comparison.csv``, its ``label`` and its overrides (``fixed``)."""
+
+    @property
+    def id(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def label(self) -> str:
+        raise NotImplementedError
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def run(self, duration: str = DURATION) -> Run:
+        """The run (its cache sweep is ``cai-<id>``, another for another ``duration``)."""
+        return _run(self.id, self.label, self.fixed(duration), duration)
+
+
 BUFFER_KIB = (100, 200, 400, 800, 1600, 3200, 6400, 12800)
 """The socket buffer sizes (KiB) of the study's buffer experiment, all
 optimisations on (its ``scripts/receiver/tcp-buffer.sh`` and
@@ -184,7 +204,7 @@ for and stops autotuning them (``sock_setsockopt``: ``val * 2``,
 
 
 @dataclass(frozen=True)
-class BufferSize:
+class BufferSize(_Experiment):
     """One run of the buffer experiment: all optimisations, both socket
     buffers fixed at ``kib`` KiB of sk_buff memory."""
 
@@ -209,10 +229,6 @@ class BufferSize:
             knobs[f"hosts[{i}].tcp.rx_buffer"] = f"{rx}B"
         return knobs
 
-    def run(self, duration: str = DURATION) -> Run:
-        """The run (its cache sweep is ``cai-<id>``, another for another ``duration``)."""
-        return _run(self.id, self.label, self.fixed(duration), duration)
-
 
 BUFFERS: tuple[BufferSize, ...] = tuple(BufferSize(k) for k in BUFFER_KIB)
 """The buffer experiment's runs, smallest first. Every result is held out
@@ -224,7 +240,7 @@ records (``--util-breakdown`` in its ``single-flow-no-ddio.sh``)."""
 
 
 @dataclass(frozen=True)
-class NoDdio:
+class NoDdio(_Experiment):
     """One run of the study's DDIO experiment (``single-flow-no-ddio.sh`` in
     its artifact): configuration ``config`` with the application, and with
     aRFS the flow's interrupts, on a socket other than the NIC's. DDIO
@@ -259,13 +275,57 @@ class NoDdio:
             knobs[f"hosts[{i}].memory.ddio"] = "0B"
         return knobs
 
-    def run(self, duration: str = DURATION) -> Run:
-        """The run (its cache sweep is ``cai-<id>``, another for another ``duration``)."""
-        return _run(self.id, self.label, self.fixed(duration), duration)
-
 
 NO_DDIO: tuple[NoDdio, ...] = tuple(NoDdio(c.id) for c in CONFIGS)
 """The DDIO experiment's runs, in the study's order. Every result is held
+out (predictions)."""
+
+INCAST_CONFIGS = ("no_opts", "tso_gro", "tso_gro_jumbo", "all_opts")
+"""The configurations of the study's incast experiment, in its order
+(``incast.sh`` in its artifact's ``scripts/receiver`` and ``scripts/sender``)."""
+INCAST_FLOWS = (8, 16, 24)
+"""Its numbers of flows (``--num-connections``)."""
+INCAST_BREAKDOWN = ("all_opts",)
+"""The incast configurations whose CPU breakdown the study records (``--util-breakdown``)."""
+
+
+@dataclass(frozen=True)
+class Incast(_Experiment):
+    """One run of the study's incast experiment: ``flows`` long flows into
+    one receiver core, configuration ``config``. The study's receiver runs
+    every flow's iperf server on CPU 0 and steers all of their frames to CPU
+    1's queue, or with aRFS to CPU 0 (``run_flows``, ``--config incast``), as
+    nicsim's receiver runs all flows on ``cpu.app_core``. Its sender runs
+    each flow's iperf client on a core of its own (CPUs 0 to ``flows`` - 1);
+    nicsim's sender runs them all on its one application core, round robin
+    (``workload.bulk.flows``), so only the receiver's numbers are compared."""
+
+    config: str
+    flows: int
+
+    @property
+    def id(self) -> str:
+        """The run's id in ``comparison.csv`` (``throughput_gbps.<id>``)."""
+        return f"incast_{self.flows}_{self.config}"
+
+    @property
+    def label(self) -> str:
+        return f"{CONFIG[self.config].label}, {self.flows} flows into one core"
+
+    @property
+    def breakdown(self) -> bool:
+        """Whether the study records this run's CPU breakdown."""
+        return self.config in INCAST_BREAKDOWN
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        """The configuration's overrides with ``flows`` flows."""
+        knobs = CONFIG[self.config].fixed(duration)
+        knobs["workload.bulk.flows"] = self.flows
+        return knobs
+
+
+INCAST: tuple[Incast, ...] = tuple(Incast(c, n) for c in INCAST_CONFIGS for n in INCAST_FLOWS)
+"""The incast experiment's runs, in the study's order. Every result is held
 out (predictions)."""
 
 CATEGORIES = ("data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip")

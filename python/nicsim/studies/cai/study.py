@@ -7,9 +7,18 @@ import functools
 
 from nicsim.studies.framework import Section, Study
 
-from . import buffers, ddio, report
+from . import buffers, ddio, incast, report
 from .claims import claims
-from .experiments import BUFFERS, CALIBRATION, CATEGORIES, CONFIGS, DURATION, LAYER_CATEGORY, NO_DDIO
+from .experiments import (
+    BUFFERS,
+    CALIBRATION,
+    CATEGORIES,
+    CONFIGS,
+    DURATION,
+    INCAST,
+    LAYER_CATEGORY,
+    NO_DDIO,
+)
 
 
 _MAPPING = ", ".join(
@@ -32,7 +41,8 @@ INTRO = [
     "fitted to them (every one of their rows in `comparison.csv` has role `calibration`). The five other",
     "configurations' results are held out: their rows are predictions from the same profile, unchanged, and so",
     "are the study's buffer experiment's (all optimisations with both socket buffers fixed, 100 KiB to 12.5 MiB)",
-    "and its DDIO experiment's (every configuration with the flow's cores on a socket without the NIC).",
+    "its DDIO experiment's (every configuration with the flow's cores on a socket without the NIC) and its",
+    "incast experiment's (8, 16 and 24 flows into one receiver core).",
     "",
     f"**nicsim layers to the study's categories** (any layer not listed counts as etc): {_MAPPING}.",
     "",
@@ -42,7 +52,7 @@ INTRO = [
 DESCRIPTION = (
     "Cai et al., SIGCOMM 2021: one long TCP flow between two Xeon Gold 6128 hosts with 100 Gb/s ConnectX-5 Ex"
     " NICs, seven configurations of TSO/GRO, jumbo frames and aRFS; throughput per core and the CPU breakdown;"
-    " socket buffers from 100 KiB to 12.5 MiB; DDIO off."
+    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast."
 )
 
 
@@ -52,6 +62,7 @@ def build(duration: str = DURATION) -> Study:
     runs = {c.id: c.run(duration) for c in CONFIGS}
     buffer_runs = {b.id: b.run(duration) for b in BUFFERS}
     no_ddio_runs = {v.id: v.run(duration) for v in NO_DDIO}
+    incast_runs = {v.id: v.run(duration) for v in INCAST}
     calibration_runs = [runs[c] for c in CALIBRATION]
     every = list(runs.values())
     return Study(
@@ -67,6 +78,8 @@ def build(duration: str = DURATION) -> Study:
                     functools.partial(buffers.section, buffer_runs)),
             Section("DDIO off (the application on another socket)", every + list(no_ddio_runs.values()),
                     functools.partial(ddio.section, {**runs, **no_ddio_runs})),
+            Section("Incast: several flows into one core", every + list(incast_runs.values()),
+                    functools.partial(incast.section, {**runs, **incast_runs})),
             Section("Claims", every, functools.partial(claims, runs)),
         ],
         description=DESCRIPTION,
