@@ -399,7 +399,8 @@ def test_incast_flows_share_the_link_and_the_receivers_two_cores(short: Path) ->
         report = loaded[v.run(SHORT).key]
         assert isinstance(report, RunReport)
         s = report.summary
-        assert s.raw["verified"] and s.raw["lost"] == 0, v.id
+        assert s.verified and s.lost == 0, v.id
+        assert s.jain_fairness is not None and 0 < s.jain_fairness <= 1, v.id
         # Every flow ran and their aggregate is within the link's ceiling.
         assert len(report.raw["bulk_flows"]) == v.flows, v.id
         assert 0 < s.goodput_bps <= s.raw["ceiling_bps"], v.id

@@ -35,6 +35,10 @@ class Summary:
     verified: bool
     """Every delivered byte matched what was sent."""
     raw: Mapping[str, Any]
+    lost: int = 0
+    """Frames the links' impairments dropped."""
+    jain_fairness: float | None = None
+    """Jain's index of the flows' throughputs (runs of several flows only)."""
 
     @property
     def mbs(self) -> float:
@@ -52,6 +56,8 @@ class Summary:
             retransmissions=int(d.get("retransmissions") or 0),
             verified=bool(d.get("verified")),
             raw=d,
+            lost=int(d.get("lost") or 0),
+            jain_fairness=None if d.get("jain_fairness") is None else float(d["jain_fairness"]),
         )
 
 

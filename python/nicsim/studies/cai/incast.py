@@ -41,12 +41,12 @@ def section(runs: Runs, ctx: Context) -> list[str]:
             if receiver and (q.kind == "throughput" or v.breakdown):
                 ctx.compare(q.id, q.description, q.unit, nicsim=q.nicsim)
         reads = m.reads
-        fairness = report.summary.raw.get("jain_fairness")
+        fairness = report.summary.jain_fairness
         rows.append({
             "config": v.config, "flows": v.flows,
             "throughput_gbps": round(m.throughput_gbps, 4), "per_core_gbps": round(m.per_core_gbps, 4),
             "receiver_cpu_pct": round(m.receiver.cpu_pct, 2), "sender_cpu_pct": round(m.sender.cpu_pct, 2),
-            "jain_fairness": None if fairness is None else round(float(fairness), 5),
+            "jain_fairness": None if fairness is None else round(fairness, 5),
             "copied_from_memory_pct": None if reads is None else round(reads.from_memory_pct, 2),
             "retransmissions": m.retransmissions,
         })
