@@ -27,6 +27,7 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --search-groups-robust FIT.json SECONDS SEED  # both
     .venv/bin/python scripts/fit_cai.py --robust FIT.json N PCT [SEED]  # rows within 10 % of the set and of N copies nudged by up to PCT %
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
+    .venv/bin/python scripts/fit_cai.py --profile-set OUT.json  # the profile's own set, a start for the modes above
 
 Session 33 also fitted with `ddio_ways = 2` in the profile (DDIO as two
 ways of each L3 set): --search-groups (seed 3323, 1 500 s) reached 33 rows
@@ -517,7 +518,47 @@ def search(x: dict, seconds: float, seed: int, groups: bool = False, robust: int
     return x
 
 
+# The fitted costs a set holds, as the profile names them (costs() ties or
+# fixes the others).
+SET_COSTS = ("socket_send", "socket_recv", "tcp_tx", "tcp_rx", "tcp_rx_remote", "driver_tx", "driver_rx",
+             "driver_tx_clean", "driver_refill", "gro_rx", "skb_alloc", "skb_free", "skb_slab", "page_alloc",
+             "page_frag", "page_free", "sock_lock", "schedule", "qdisc", "qdisc_round", "idle_select", "idle",
+             "tcp_ack_rx", "tcp_ack_rx_remote", "rx_timestamp", "rx_timestamp_read")
+
+
+PROFILE_TOML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "nicsim-core", "profiles",
+                            "cai-xeon-6128.toml")
+
+
+def profile_set(path: str = PROFILE_TOML) -> dict:
+    """The set the profile at `path` holds: its fitted costs, copy rates,
+    line transfer and wake-up latency, with the keys extra() reads."""
+    import tomllib
+
+    prof = tomllib.load(open(path, "rb"))
+    x = {k: float(prof["costs"][k]["cycles"]) for k in SET_COSTS}
+    mem, cpu = prof["memory"], prof["cpu"]
+
+    def gbps(v: str) -> float:
+        if not v.endswith("GB/s"):
+            raise ValueError(f"{path}: expected a rate in GB/s, got {v!r}")
+        return float(v[:-4])
+
+    def us(v: str) -> float:
+        if not v.endswith("us"):
+            raise ValueError(f"{path}: expected a time in us, got {v!r}")
+        return float(v[:-2])
+
+    x.update(cached_copy_gbps=gbps(mem["cached_copy_bandwidth"]), llc_copy_gbps=gbps(mem["llc_copy_bandwidth"]),
+             copy_gbps=gbps(mem["copy_bandwidth"]), line_transfer=float(cpu["line_transfer"]),
+             wake_latency_us=us(cpu["wake_latency"]))
+    return x
+
+
 def main() -> None:
+    if sys.argv[1] == "--profile-set":
+        json.dump(profile_set(), open(sys.argv[2], "w"), indent=1)
+        return
     if sys.argv[1] in ("--search", "--search-groups", "--search-robust", "--search-groups-robust"):
         groups = "groups" in sys.argv[1]
         robust = 2 if sys.argv[1].endswith("-robust") else 0
