@@ -172,6 +172,7 @@ CONFIG = {c.id: c for c in CONFIGS}
 RUNS: dict[str, Run] = {c.id: c.run() for c in CONFIGS}
 """Each configuration's run, by configuration id."""
 
+
 class _Experiment:
     """A run of one of the study's further experiments: its ``id`` in
     ``comparison.csv``, its ``label`` and its overrides (``fixed``)."""
@@ -234,6 +235,7 @@ BUFFERS: tuple[BufferSize, ...] = tuple(BufferSize(k) for k in BUFFER_KIB)
 """The buffer experiment's runs, smallest first. Every result is held out
 (predictions)."""
 
+
 NO_DDIO_BREAKDOWN = ("no_opts", "tso_gro", "tso_gro_jumbo", "all_opts")
 """The configurations of the DDIO experiment whose CPU breakdown the study
 records (``--util-breakdown`` in its ``single-flow-no-ddio.sh``)."""
@@ -279,6 +281,7 @@ class NoDdio(_Experiment):
 NO_DDIO: tuple[NoDdio, ...] = tuple(NoDdio(c.id) for c in CONFIGS)
 """The DDIO experiment's runs, in the study's order. Every result is held
 out (predictions)."""
+
 
 INCAST_CONFIGS = ("no_opts", "tso_gro", "tso_gro_jumbo", "all_opts")
 """The configurations of the study's incast experiment, in its order
@@ -327,6 +330,7 @@ class Incast(_Experiment):
 INCAST: tuple[Incast, ...] = tuple(Incast(c, n) for c in INCAST_CONFIGS for n in INCAST_FLOWS)
 """The incast experiment's runs, in the study's order. Every result is held
 out (predictions)."""
+
 
 CATEGORIES = ("data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip")
 """The study's CPU categories, in its order."""
