@@ -28,6 +28,7 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --robust FIT.json N PCT [SEED]  # rows within 10 % of the set and of N copies nudged by up to PCT %
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
     .venv/bin/python scripts/fit_cai.py --profile-set OUT.json  # the profile's own set, a start for the modes above
+    .venv/bin/python scripts/fit_cai.py --robust-predictions FIT.json N PCT [SEED]  # the DDIO and incast predictions of the set and of N nudged copies
 
 Session 33 also fitted with `ddio_ways = 2` in the profile (DDIO as two
 ways of each L3 set): --search-groups (seed 3323, 1 500 s) reached 33 rows
@@ -518,6 +519,38 @@ def search(x: dict, seconds: float, seed: int, groups: bool = False, robust: int
     return x
 
 
+def flow(cfg: str, x: dict, ddio: bool = True, flows: int = 1) -> float:
+    """Goodput (Gb/s) of configuration `cfg` with set `x`, DDIO on or off on
+    both hosts, and `flows` flows (the study's DDIO and incast experiments)."""
+    mtu, tso, lro, arfs = CONFIGS[cfg]
+    more = extra(x)
+    if not ddio:
+        more = more.replace("memory = { ", 'memory = { ddio = "0B", ')
+    text = scenario(mtu, tso, lro, arfs, "cai-xeon-6128", DURATION, more)
+    if flows > 1:
+        text = text.replace('write_size = "128KiB"\n', f'write_size = "128KiB"\nflows = {flows}\n')
+    r = nicsim.run(text)
+    d = json.loads(r.json) if hasattr(r, "json") else r.data
+    return d["summary"]["goodput_bps"] / 1e9
+
+
+def robust_predictions(x: dict, n: int, pct: float, seed: int = 2) -> None:
+    """The calibration rows within 10 % and the throughput of the DDIO and
+    incast predictions most sensitive to the no_opts regime, for `x` and
+    for `n` copies with every cost nudged by up to +- pct %."""
+    clamp(x)
+    runs = (("no_opts", True, 1), ("no_opts", False, 1), ("no_opts", True, 8), ("tso_gro", True, 1),
+            ("tso_gro", False, 1), ("tso_gro_jumbo", True, 8))
+    names = ["no_opts", "no_ddio_no_opts", "incast_8_no_opts", "tso_gro", "no_ddio_tso_gro", "incast_8_tso_gro_jumbo"]
+    print("set       rows  " + "  ".join(f"{k:>22s}" for k in names))
+    for i, f in enumerate([{}] + nudges(n, pct, seed, list(x))):
+        y = nudged(x, f)
+        _, r = objective(y)
+        gbps = [flow(cfg, y, ddio, flows) for cfg, ddio, flows in runs]
+        label = "set" if i == 0 else f"nudged {i}"
+        print(f"{label:9s} {within(r):4d}  " + "  ".join(f"{g:22.2f}" for g in gbps), flush=True)
+
+
 # The fitted costs a set holds, as the profile names them (costs() ties or
 # fixes the others).
 SET_COSTS = ("socket_send", "socket_recv", "tcp_tx", "tcp_rx", "tcp_rx_remote", "driver_tx", "driver_rx",
@@ -556,6 +589,10 @@ def profile_set(path: str = PROFILE_TOML) -> dict:
 
 
 def main() -> None:
+    if sys.argv[1] == "--robust-predictions":
+        seed = int(sys.argv[5]) if len(sys.argv) > 5 else 2
+        robust_predictions(json.load(open(sys.argv[2])), int(sys.argv[3]), float(sys.argv[4]), seed)
+        return
     if sys.argv[1] == "--profile-set":
         json.dump(profile_set(), open(sys.argv[2], "w"), indent=1)
         return
