@@ -14,6 +14,7 @@ pub mod autosize;
 pub mod cpu;
 pub mod cpu_params;
 pub mod driver;
+pub mod minshall;
 pub mod nic_params;
 pub mod stack_config;
 pub mod timing;
@@ -30,7 +31,7 @@ use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Cidr};
 
 use crate::engine::rng::component_u64;
 use crate::engine::Time;
-use stack_config::{CoalescedAck, CongestionControl, DelayedAck, StackConfig, WriteWakeup};
+use stack_config::{CoalescedAck, CongestionControl, DelayedAck, Nagle, StackConfig, WriteWakeup};
 
 thread_local! {
     /// The simulated time in milliseconds, read by the TCP timestamp
@@ -205,6 +206,9 @@ pub struct Host {
     /// Local ports that received a coalesced segment of two or more
     /// segments since the last poll (ACKed at once under `coalesced_ack = "linux"`).
     ack_now: Vec<u16>,
+    /// TCP sockets under Minshall's rule (`tcp.nagle = "minshall"`): each
+    /// with its local and remote ports once connected, and its state.
+    minshall: Vec<minshall::Tracked>,
     /// Counters.
     pub stats: HostStats,
 }
@@ -258,6 +262,7 @@ impl Host {
             tcp_sockets: Vec::new(),
             quickack_settled: false,
             ack_now: Vec::new(),
+            minshall: Vec::new(),
             stats: HostStats::default(),
         }
     }
@@ -273,7 +278,8 @@ impl Host {
         let rx = tcp::SocketBuffer::new(vec![0u8; t.rx_buffer.0 as usize]);
         let tx = tcp::SocketBuffer::new(vec![0u8; t.tx_buffer.0 as usize]);
         let mut s = tcp::Socket::new(rx, tx);
-        s.set_nagle_enabled(t.nagle);
+        // Minshall's rule starts with nothing short in flight: nothing held.
+        s.set_nagle_enabled(t.nagle == Nagle::Classic);
         s.set_ack_delay(match t.delayed_ack {
             DelayedAck::Off => None,
             DelayedAck::Delay(d) => Some(d.dur().to_smoltcp()),
@@ -286,10 +292,21 @@ impl Host {
         if t.timestamps {
             s.set_tsval_generator(Some(tsval));
         }
+        let minshall = t.nagle == Nagle::Minshall;
         let handle = self.sockets.add(s);
         self.tcp_sockets.push((handle, t.quickack_segments));
         self.quickack_settled = false;
+        if minshall {
+            self.minshall.push((handle, None, minshall::Minshall::default()));
+        }
         handle
+    }
+
+    /// Turn Nagle's algorithm off for one socket, whatever `tcp.nagle` says
+    /// (an application's `TCP_NODELAY`).
+    pub fn set_nodelay(&mut self, handle: SocketHandle) {
+        self.sockets.get_mut::<tcp::Socket>(handle).set_nagle_enabled(false);
+        self.minshall.retain(|(h, _, _)| *h != handle);
     }
 
     /// When a writer blocked on a full send buffer resumes (`tcp.write_wakeup`).
@@ -300,6 +317,7 @@ impl Host {
     /// Remove a TCP socket the application is finished with.
     pub fn remove_tcp_socket(&mut self, handle: SocketHandle) {
         self.tcp_sockets.retain(|(h, _)| *h != handle);
+        self.minshall.retain(|(h, _, _)| *h != handle);
         self.sockets.remove(handle);
     }
 
@@ -323,7 +341,13 @@ impl Host {
         self.quickack();
         let held = self.ack_coalesced();
         let before = self.dev.tx.len();
+        if !self.minshall.is_empty() {
+            self.minshall_before();
+        }
         self.iface.poll(now.to_smoltcp(), &mut self.dev, &mut self.sockets);
+        if !self.minshall.is_empty() {
+            self.minshall_after(before);
+        }
         if self.cfg.tcp.rx_buffer.0 > 65_535 {
             // A scaled window: never let the advertised edge retreat (see `window`).
             let summed = self.dev.tso.is_none();
@@ -372,6 +396,41 @@ impl Host {
             }
         }
         held
+    }
+
+    /// Minshall's rule before a poll: take the acknowledgements in the
+    /// frames about to be processed, then let smoltcp hold a short segment
+    /// only on the sockets with a short segment in flight (`minshall`).
+    fn minshall_before(&mut self) {
+        for (handle, ports, _) in &mut self.minshall {
+            if ports.is_none() {
+                let sock = self.sockets.get::<tcp::Socket>(*handle);
+                if let (Some(l), Some(r)) = (sock.local_endpoint(), sock.remote_endpoint()) {
+                    *ports = Some((l.port, r.port));
+                }
+            }
+        }
+        for f in &self.dev.rx {
+            let Some((src, dst, _, Some(ack), _)) = minshall::segment(f) else { continue };
+            if let Some((_, _, m)) = self.minshall.iter_mut().find(|(_, p, _)| *p == Some((dst, src))) {
+                m.acked(ack);
+            }
+        }
+        for (handle, _, m) in &self.minshall {
+            self.sockets.get_mut::<tcp::Socket>(*handle).set_nagle_enabled(m.hold());
+        }
+    }
+
+    /// Minshall's rule after a poll: note the short segments the poll sent
+    /// (frames from `before` on in the device's transmit queue).
+    fn minshall_after(&mut self, before: usize) {
+        let mss = self.tcp_mss() as usize;
+        for f in &self.dev.tx[before..] {
+            let Some((src, dst, seq, _, len)) = minshall::segment(&f.bytes) else { continue };
+            if let Some((_, _, m)) = self.minshall.iter_mut().find(|(_, p, _)| *p == Some((src, dst))) {
+                m.sent(seq, len, mss);
+            }
+        }
     }
 
     /// Linux's quick-ACK mode at connection start (`tcp_incr_quickack` on the

@@ -67,6 +67,53 @@ impl<'de> Deserialize<'de> for DelayedAck {
     }
 }
 
+/// Nagle's algorithm: `false` (off, `TCP_NODELAY`), `true` or `"classic"`
+/// (RFC 896 as smoltcp has it: a segment shorter than the MSS waits while
+/// any data is unacknowledged), or `"minshall"` (Linux's: it waits only
+/// while an earlier short segment is unacknowledged; `host::minshall`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nagle {
+    /// Send every segment at once.
+    Off,
+    /// Hold a short segment while any data is in flight.
+    Classic,
+    /// Hold a short segment while an earlier short one is in flight.
+    Minshall,
+}
+
+impl Serialize for Nagle {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Nagle::Off => s.serialize_bool(false),
+            Nagle::Classic => s.serialize_bool(true),
+            Nagle::Minshall => s.serialize_str("minshall"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Nagle {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = Nagle;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false, \"classic\" or \"minshall\"")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Nagle, E> {
+                Ok(if v { Nagle::Classic } else { Nagle::Off })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Nagle, E> {
+                match v {
+                    "classic" => Ok(Nagle::Classic),
+                    "minshall" => Ok(Nagle::Minshall),
+                    _ => Err(E::custom(format!("must be true, false, \"classic\" or \"minshall\", got \"{v}\""))),
+                }
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
 /// TCP socket knobs.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -77,9 +124,9 @@ pub struct TcpConfig {
     /// Send buffer.
     #[serde(default = "default_tcp_buffer")]
     pub tx_buffer: Size,
-    /// Nagle's algorithm (coalesce small writes while data is unacknowledged).
-    #[serde(default = "yes")]
-    pub nagle: bool,
+    /// Nagle's algorithm: `true` (classic), `false` or `"minshall"` (Linux's variant).
+    #[serde(default = "default_nagle")]
+    pub nagle: Nagle,
     /// Delayed-ACK timer (smoltcp's default is 10 ms); `"off"` ACKs every segment.
     #[serde(default = "default_delayed_ack")]
     pub delayed_ack: DelayedAck,
@@ -137,6 +184,10 @@ pub enum CoalescedAck {
 fn default_tcp_buffer() -> Size {
     Size(256 * 1024)
 }
+fn default_nagle() -> Nagle {
+    Nagle::Classic
+}
+
 fn default_delayed_ack() -> DelayedAck {
     DelayedAck::Delay(Duration(10_000_000_000))
 }
@@ -155,7 +206,7 @@ impl Default for TcpConfig {
         TcpConfig {
             rx_buffer: default_tcp_buffer(),
             tx_buffer: default_tcp_buffer(),
-            nagle: true,
+            nagle: Nagle::Classic,
             delayed_ack: default_delayed_ack(),
             quickack_segments: default_quickack(),
             congestion_control: default_cc(),

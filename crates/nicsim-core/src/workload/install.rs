@@ -159,8 +159,8 @@ pub(super) fn install_netpipe(n: &NetpipeConfig, hosts: &mut [Host], apps: &mut 
         crate::config::Transport::Tcp => {
             let (active, listen) = open(hosts, c, s, n.port);
             // NPtcp sets TCP_NODELAY on both ends.
-            hosts[c].sockets.get_mut::<tcp::Socket>(active).set_nagle_enabled(false);
-            hosts[s].sockets.get_mut::<tcp::Socket>(listen).set_nagle_enabled(false);
+            hosts[c].set_nodelay(active);
+            hosts[s].set_nodelay(listen);
             let cap = |h: &Host, sock| h.sockets.get::<tcp::Socket>(sock).send_capacity() as u64;
             let caps = cap(&hosts[c], active).min(cap(&hosts[s], listen));
             (netpipe::Io::Tcp(active), netpipe::Io::Tcp(listen), caps)

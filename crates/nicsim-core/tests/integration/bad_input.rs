@@ -133,7 +133,13 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("zero NetPIPE stop time", netpipe("stop_time = \"0s\""), "workload.netpipe.stop_time", "above zero"),
         // ------------------------------------------------ wrong type
         ("rate as a boolean", link("rate = true"), "links[0].rate", "invalid type: boolean `true`"),
-        ("nagle as a string", host("tcp = { nagle = \"yes\" }"), "hosts[0].tcp.nagle", "invalid type: string \"yes\""),
+        (
+            "nagle as an unknown word",
+            host("tcp = { nagle = \"yes\" }"),
+            "hosts[0].tcp.nagle",
+            "must be true, false, \"classic\" or \"minshall\", got \"yes\"",
+        ),
+        ("nagle as a number", host("tcp = { nagle = 1 }"), "hosts[0].tcp.nagle", "invalid type: integer `1`"),
         ("hosts as a number", "hosts = 3\nlinks = []\n".to_string() + BULK, "hosts", "invalid type: integer `3`"),
         (
             "endpoints with one name",

@@ -1124,3 +1124,33 @@ fn reads_report_where_ddio_left_the_data_and_how_long_it_waited() {
     let r = buffered_flow("1MiB", "memory = { ddio = \"0B\" }");
     assert!(timing(&r, 1).rx_copy.is_none());
 }
+
+/// 300 transactions of 64 000-byte requests and responses between two
+/// `cai-xeon-6128` hosts (no TSO: each message is 44 full segments and a
+/// 288-byte tail) with Nagle's algorithm `nagle`.
+fn request_response(nagle: &str) -> Report {
+    let h = |n: &str| format!("[[hosts]]\nname = \"{n}\"\nprofile = \"cai-xeon-6128\"\ntcp = {{ nagle = {nagle} }}\n");
+    run(&format!(
+        "{}{}[[links]]\nendpoints = [\"a\", \"b\"]\nrate = \"100Gbps\"\npropagation = \"500ns\"\n\
+         [workload.request_response]\nclient = \"a\"\nserver = \"b\"\nrequest = \"64000B\"\nresponse = \"64000B\"\n\
+         transactions = 300\n",
+        h("a"),
+        h("b")
+    ))
+}
+
+#[test]
+fn minshalls_nagle_sends_a_messages_short_tail_without_waiting_for_a_delayed_ack() {
+    let classic = request_response("true");
+    let minshall = request_response("\"minshall\"");
+    let p99 = |r: &Report| r.summary.p99_latency_s.expect("request/response latencies");
+    // Linux's rule: the tail follows the full segments at once, so no
+    // transaction waits for the receiver's delayed-ACK timer (10 ms).
+    assert!(p99(&minshall) < 0.002, "p99 {} s", p99(&minshall));
+    // smoltcp's original rule holds the tail until the full segments are
+    // acknowledged, and the receiver delays an odd last ACK up to its timer.
+    assert!(p99(&classic) > 0.005, "p99 {} s", p99(&classic));
+    let rate = |r: &Report| r.summary.transaction_rate.expect("a rate");
+    assert!(rate(&minshall) > 2.0 * rate(&classic), "{} vs {}", rate(&minshall), rate(&classic));
+    assert_eq!(minshall.summary.transactions, Some(300));
+}
