@@ -181,6 +181,9 @@ PUB = {"no_opts": (9.0, 4.78, 101.5, 185.8, [5.9,4.9,4.5,8.2,17.5,2.2,9.5,41.5],
        "all_opts": (42.2, 41.2, 59.8, 100.0, [48.0,4.8,1.8,6.8,8.5,7.0,3.4,12.7], [54.3,1.8,0.6,11.0,18.3,3.0,3.7,2.2])}
 
 REMOTE_RX = os.environ.get("CAI_REMOTE_RX") == "1"
+# CAI_NAGLE=minshall runs both hosts with Linux's Nagle rule (tcp.nagle =
+# "minshall"; flow.toml keeps smoltcp's original rule).
+NAGLE = os.environ.get("CAI_NAGLE", "")
 
 def host_extra(name, arfs, extra):
     if not (REMOTE_RX and name == "b" and not arfs):
@@ -191,7 +194,8 @@ def host_extra(name, arfs, extra):
 
 def scenario(mtu, tso, lro, arfs, profile, dur, extra):
     tx, rx = socket_buffers(int(mtu.rstrip("B")), tso)
-    host = lambda n: (f'[[hosts]]\nname = "{n}"\nprofile = "{profile}"\ntcp = {{ rx_buffer = "{rx}B", tx_buffer = "{tx}B", write_wakeup = "third" }}\n'
+    nagle = f', nagle = "{NAGLE}"' if NAGLE else ""
+    host = lambda n: (f'[[hosts]]\nname = "{n}"\nprofile = "{profile}"\ntcp = {{ rx_buffer = "{rx}B", tx_buffer = "{tx}B", write_wakeup = "third"{nagle} }}\n'
                       f'nic = {{ tso = {str(tso).lower()}, lro = "{lro}", arfs = {str(arfs).lower()} }}\n' + host_extra(n, arfs, extra))
     return (f'name = "cai"\nseed = 1\n' + host("a") + host("b") +
             f'[[links]]\nendpoints = ["a", "b"]\nrate = "100Gbps"\npropagation = "500ns"\nmtu = "{mtu}"\n'
