@@ -181,9 +181,10 @@ PUB = {"no_opts": (9.0, 4.78, 101.5, 185.8, [5.9,4.9,4.5,8.2,17.5,2.2,9.5,41.5],
        "all_opts": (42.2, 41.2, 59.8, 100.0, [48.0,4.8,1.8,6.8,8.5,7.0,3.4,12.7], [54.3,1.8,0.6,11.0,18.3,3.0,3.7,2.2])}
 
 REMOTE_RX = os.environ.get("CAI_REMOTE_RX") == "1"
-# CAI_NAGLE=minshall runs both hosts with Linux's Nagle rule (tcp.nagle =
-# "minshall"; flow.toml keeps smoltcp's original rule).
-NAGLE = os.environ.get("CAI_NAGLE", "")
+# Both hosts run with Linux's Nagle rule (tcp.nagle = "minshall"), as
+# flow.toml and the profile's fit (session 35) do; CAI_NAGLE=classic gives
+# smoltcp's original rule, the one sets before session 35 were fitted with.
+NAGLE = os.environ.get("CAI_NAGLE", "minshall")
 
 def host_extra(name, arfs, extra):
     if not (REMOTE_RX and name == "b" and not arfs):

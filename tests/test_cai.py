@@ -436,9 +436,10 @@ def test_the_scenario_is_the_studys_set_up() -> None:
     for h in s["hosts"]:
         assert h["profile"] == "cai-xeon-6128"
         # A writer blocks until a third of its buffer is free (Linux); the buffers are set per
-        # configuration, and the file's are no_opts'.
+        # configuration, and the file's are no_opts'. Linux's Nagle rule (tcp_nagle_check).
         tx, rx = socket_buffers(1500, False)
-        assert h["tcp"] == {"rx_buffer": f"{rx}B", "tx_buffer": f"{tx}B", "write_wakeup": "third"}
+        tcp = {"rx_buffer": f"{rx}B", "tx_buffer": f"{tx}B", "write_wakeup": "third", "nagle": "minshall"}
+        assert h["tcp"] == tcp
     (link,) = s["links"]
     assert (link["rate"], link["propagation"], link["endpoints"]) == ("100Gbps", "500ns", ["a", "b"])
     assert (s["workload"]["bulk"]["from"], s["workload"]["bulk"]["to"]) == ("a", "b")

@@ -114,22 +114,37 @@ fn a_nic_core_too_slow_for_the_line_overruns_its_receive_buffers() {
 }
 
 #[test]
-fn acking_each_merged_segment_acks_more_and_never_slows_a_window_limited_flow() {
+fn acking_each_merged_segment_acks_more_and_costs_a_window_limited_flow_only_that_work() {
     // A 64 KiB window holds about two merged frames. Under `delay` the
     // first of them waits for smoltcp's 10 ms timer unless a window update
     // from the reader's copy comes first; whether one does depends on the
     // timing (with session 25's costs one stall in 8 MiB cost `delay` 44 %
     // of its rate; with session 26's the window updates always came first).
     // What does not depend on it: the Linux policy ACKs every merged frame
-    // of two or more segments, so the sender gets more ACKs, and the flow
-    // is not slower for it.
+    // of two or more segments, so the sender gets more ACKs. Each of them is
+    // work on both hosts (sending it, and the sender's TCP input), and a
+    // window-limited flow waits for it, so the flow may take longer, but by
+    // no more than that extra work: never a timer's stall (with session
+    // 35's costs 5.21 against 5.40 Gb/s, 0.46 ms longer for 0.88 ms more
+    // busy time).
     let tcp = |policy: &str| format!(", rx_buffer = \"64KiB\", coalesced_ack = \"{policy}\"");
     let pair64 = |policy: &str| pair("lro = \"nic\"", &tcp(policy), "8MiB").replacen("rx_buffer = \"4MiB\", ", "", 2);
     let linux = run(&pair64("linux"));
     let delay = run(&pair64("delay"));
     assert!(linux.summary.verified && delay.summary.verified);
-    let (l, d) = (linux.summary.goodput_bps, delay.summary.goodput_bps);
-    assert!(l >= 0.99 * d, "linux policy {:.2} Gb/s vs delayed {:.2} Gb/s", l / 1e9, d / 1e9);
+    let busy = |r: &Report| -> f64 {
+        r.hosts.iter().flat_map(|h| &h.timing.as_ref().expect("timed").cores).map(|c| c.busy_s).sum()
+    };
+    let longer = linux.summary.duration_s - delay.summary.duration_s;
+    let more_work = busy(&linux) - busy(&delay);
+    assert!(
+        longer <= more_work,
+        "linux policy {:.2} Gb/s vs delayed {:.2} Gb/s: {:.0} us longer for {:.0} us more busy time",
+        linux.summary.goodput_bps / 1e9,
+        delay.summary.goodput_bps / 1e9,
+        longer * 1e6,
+        more_work * 1e6
+    );
     // The sender got more ACKs under the Linux policy.
     let (la, da) = (linux.hosts[0].stats.rx_frames, delay.hosts[0].stats.rx_frames);
     assert!(la > da + da / 10, "{la} ACKs under the Linux policy, {da} delayed");
