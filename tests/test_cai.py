@@ -22,6 +22,8 @@ from nicsim.studies.cai.experiments import (
     CONFIG,
     INCAST,
     NO_DDIO,
+    RPC_SCENARIO,
+    RPCS,
     SCENARIO,
     TCP_RMEM_MAX,
     TCP_WMEM_MAX,
@@ -29,6 +31,7 @@ from nicsim.studies.cai.experiments import (
     _breakdown,
     socket_buffers,
 )
+from nicsim.studies.cai.metrics import measure_rpc
 from nicsim.studies.records import RunReport
 
 try:
@@ -51,6 +54,11 @@ INCAST_CONFIGS = ["no_opts", "tso_gro", "tso_gro_jumbo", "all_opts"]
 INCAST_FLOWS = [8, 16, 24]
 """The study's incast experiment (its artifact's incast.sh): these configurations, each with 8, 16 and
 24 flows into one receiver core; the breakdown (--util-breakdown) of all_opts."""
+RPC_CONFIGS = ["no_opts", "tso_gro", "tso_gro_jumbo", "all_opts"]
+RPC_SIZES = [4000, 16000, 32000, 64000]
+"""The study's RPC experiment (its artifact's short-incast.sh): 16 netperf TCP_RR connections with
+requests and responses of these sizes into one receiver core, in these configurations; the receiver's
+breakdown (--util-breakdown) of all_opts."""
 COPY_CYCLES_PER_BYTE = 3.4e9 / 8.491e9
 """cai-xeon-6128's copy of received data from memory: cpu.clock over memory.copy_bandwidth."""
 DDIO_BYTES = int(3.5 * 2**20)
@@ -131,6 +139,12 @@ def expected_ids() -> list[str]:
         for n in INCAST_FLOWS:
             v = f"incast_{n}_{c}"
             ids += [f"throughput_gbps.{v}", f"per_core_gbps.{v}", f"cpu_pct.receiver.{v}"]
+            if c == "all_opts":
+                ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
+    for c in RPC_CONFIGS:
+        for n in RPC_SIZES:
+            v = f"rpc_{n}_{c}"
+            ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}"]
             if c == "all_opts":
                 ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
     return ids
@@ -412,6 +426,53 @@ def test_incast_flows_share_the_link_and_the_receivers_two_cores(short: Path) ->
         assert sum(c["utilization"] for c in busy) <= len(busy) + 1e-9, v.id
 
 
+def test_the_rpc_runs_set_every_host_and_link_of_the_rpc_scenario() -> None:
+    s = tomllib.loads(RPC_SCENARIO.read_text(encoding="utf-8"))
+    clients = [f"a{i}" for i in range(16)]
+    assert [h["name"] for h in s["hosts"]] == ["b", *clients]
+    for h in s["hosts"]:
+        # netperf's TCP_RR sets no TCP_NODELAY without -D: Linux's Nagle rule.
+        assert h["profile"] == "cai-xeon-6128" and h["tcp"]["nagle"] == "minshall"
+    assert [sorted(link["endpoints"]) for link in s["links"]] == [sorted([n, "sw"]) for n in ["b", *clients]]
+    assert all(link["rate"] == "100Gbps" for link in s["links"])
+    assert (s["workload"]["dsm"]["home"], s["workload"]["dsm"]["nodes"]) == ("b", clients)
+    assert [(v.config, v.size) for v in RPCS] == [(c, n) for c in RPC_CONFIGS for n in RPC_SIZES]
+    for v in RPCS:
+        assert v.id == f"rpc_{v.size}_{v.config}"
+        mtu, tso, lro, arfs = KNOBS[v.config]
+        knobs = v.fixed(SHORT)
+        expected = {"workload.dsm.request": f"{v.size}B", "workload.dsm.page_size": f"{v.size}B",
+                    "workload.dsm.duration": SHORT, "workload.dsm.omit": WARMUP}
+        for i in range(17):
+            expected |= {f"links[{i}].mtu": f"{mtu}B", f"hosts[{i}].nic.tso": tso, f"hosts[{i}].nic.lro": lro,
+                         f"hosts[{i}].nic.arfs": arfs}
+        assert knobs == expected, v.id
+
+
+def test_rpcs_are_intact_and_the_throughput_is_one_directions(short: Path) -> None:
+    loaded = build(SHORT).load(short)
+    for v in RPCS:
+        report = loaded[v.run(SHORT).key]
+        assert isinstance(report, RunReport)
+        s = report.summary
+        assert s.verified and s.lost == 0 and s.retransmissions == 0, v.id
+        # Every client's requests reached the receiver and its responses came back.
+        for i in range(16):
+            assert any(f["from"] == f"a{i}" and f["to"] == "b" and f["bytes"] > 0 for f in report.raw["flows"]), v.id
+            assert any(f["from"] == "b" and f["to"] == f"a{i}" and f["bytes"] > 0 for f in report.raw["flows"]), v.id
+        # The study's throughput: netperf's bytes both ways, halved, is transactions/s x size.
+        m = measure_rpc(report)
+        rate = s.raw["transaction_rate"]
+        assert m.throughput_gbps == pytest.approx(rate * v.size * 8 / 1e9, rel=1e-9), v.id
+        assert 0 < m.throughput_gbps < 100, v.id
+        # Every connection is served on the receiver's application core and its frames on one queue:
+        # at most two busy cores (one with aRFS).
+        b = report.host("b").timed
+        busy = [c for c in b.raw["cores"] if c["busy_s"] > 0]
+        assert len(busy) <= (1 if KNOBS[v.config][3] else 2), v.id
+        assert m.sides.keys() == {"receiver"}, v.id
+
+
 def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:
     # Worked by hand from the kernel's sizes (experiments.py). Without GSO an unsent sk_buff holds one
     # MSS and costs 1 280 bytes of its own: 4 MiB x 1448 / 2728. A linear MTU 1500 frame is charged its
@@ -485,6 +546,10 @@ def test_report_sections_tables_and_figures(short: Path, rows: list[comparison.R
     with (out / "incast.csv").open(encoding="utf-8") as f:
         assert [(r["config"], int(r["flows"])) for r in csv.DictReader(f)] == [
             (c, n) for c in INCAST_CONFIGS for n in INCAST_FLOWS]
+    assert "(rpc.png)" in text and (out / "rpc.png").read_bytes().startswith(b"\x89PNG")
+    with (out / "rpc.csv").open(encoding="utf-8") as f:
+        assert [(r["config"], int(r["size"])) for r in csv.DictReader(f)] == [
+            (c, n) for c in RPC_CONFIGS for n in RPC_SIZES]
 
 
 def test_the_short_study_is_deterministic(short: Path, tmp_path: Path) -> None:

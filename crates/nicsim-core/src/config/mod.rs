@@ -209,11 +209,12 @@ pub enum WorkloadConfig {
 
 impl WorkloadConfig {
     /// The warm-up left out of the measurement: the longest `omit` of the
-    /// bulk transfers (none for other workloads).
+    /// bulk transfers, or the DSM's (none for other workloads).
     pub fn omit(&self) -> Option<Duration> {
         match self {
             WorkloadConfig::Bulk(b) => b.omit,
             WorkloadConfig::Transfers(list) => list.iter().filter_map(|b| b.omit).max_by_key(|d| d.0),
+            WorkloadConfig::Dsm(d) => d.omit,
             _ => None,
         }
     }
@@ -227,9 +228,18 @@ pub struct DsmConfig {
     pub home: String,
     /// The nodes faulting on them; each has one TCP connection to `home`.
     pub nodes: Vec<String>,
-    /// Page transfers per node.
-    #[serde(default = "default_transactions")]
-    pub pages: u64,
+    /// Page transfers per node (1000 unless `duration` is given).
+    #[serde(default)]
+    pub pages: Option<u64>,
+    /// Instead of `pages`: each node faults until `omit` + `duration` has
+    /// passed, then finishes the fault it is in and stops.
+    #[serde(default)]
+    pub duration: Option<Duration>,
+    /// Warm-up left out of the measurement (needs `duration`): the
+    /// transactions completed and the hosts' CPU counters count only from
+    /// simulated time `omit` on.
+    #[serde(default)]
+    pub omit: Option<Duration>,
     /// Page size.
     #[serde(default = "default_page")]
     pub page_size: Size,

@@ -394,9 +394,17 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
                     return err(format!("workload.dsm.{field}"), format!("must be 1B to 1GiB, got {size}"));
                 }
             }
-            if d.pages == 0 {
-                return err("workload.dsm.pages", "must be at least 1");
+            match (d.pages, d.duration) {
+                (Some(_), Some(_)) => return err("workload.dsm", "give either pages or duration, not both"),
+                (Some(0), None) => return err("workload.dsm.pages", "must be at least 1"),
+                (None, Some(t)) if t.0 == 0 => return err("workload.dsm.duration", "must be above zero"),
+                _ => {}
             }
+            at_most("workload.dsm.duration", d.duration, MAX_SPAN, "1000000s")?;
+            if d.omit.is_some() && d.duration.is_none() {
+                return err("workload.dsm.omit", "needs duration: the measured interval follows the warm-up");
+            }
+            at_most("workload.dsm.omit", d.omit, MAX_SPAN, "1000000s")?;
             at_most("workload.dsm.think", Some(d.think), MAX_LINK_DELAY, "10s")?;
             let last = u32::from(d.port) + d.nodes.len() as u32 - 1;
             if d.port == 0 || last > 65_535 {

@@ -7,6 +7,9 @@ use smoltcp::wire::IpEndpoint;
 
 use super::*;
 
+/// A DSM node's page transfers when the scenario gives neither `pages` nor `duration`.
+const DEFAULT_PAGES: u64 = 1000;
+
 fn host_index(hosts: &[Host], name: &str) -> usize {
     hosts.iter().position(|h| h.name == name).expect("validated scenario names hosts")
 }
@@ -65,6 +68,8 @@ pub(super) fn install_rr(r: &RrConfig, hosts: &mut [Host], apps: &mut [App], see
         closed: false,
         think: crate::engine::Dur::ZERO,
         not_before: None,
+        until: None,
+        measured: None,
     });
     apps[s] = App::RrServer(RrServer {
         sock: listen,
@@ -74,6 +79,7 @@ pub(super) fn install_rr(r: &RrConfig, hosts: &mut [Host], apps: &mut [App], see
         response: response.0,
         sent: 0,
         closed: false,
+        client: None,
     });
 }
 
@@ -279,6 +285,10 @@ pub(super) fn install_dolly(d: &crate::config::DollyConfig, hosts: &mut [Host], 
 /// pages); home serves all connections as one program.
 pub(super) fn install_dsm(d: &crate::config::DsmConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
     let home = host_index(hosts, &d.home);
+    // A run of fixed duration: faults until the warm-up and the duration
+    // have passed (the transaction count is then what was done by then).
+    let until = d.duration.map(|t| Time::ZERO + t.dur() + d.omit.map_or(crate::engine::Dur::ZERO, |o| o.dur()));
+    let pages = if until.is_some() { u64::MAX } else { d.pages.unwrap_or(DEFAULT_PAGES) };
     let mut served = Vec::new();
     for (i, name) in d.nodes.iter().enumerate() {
         let node = host_index(hosts, name);
@@ -290,16 +300,18 @@ pub(super) fn install_dsm(d: &crate::config::DsmConfig, hosts: &mut [Host], apps
             check: Checker::new(seed, page),
             request: d.request.0,
             response: d.page_size.0,
-            transactions: d.pages,
+            transactions: pages,
             sent: 0,
             completed: 0,
             started_tx: None,
             first: None,
             last: None,
-            latencies: Vec::with_capacity(d.pages.min(1 << 20) as usize),
+            latencies: Vec::with_capacity(pages.min(1 << 20) as usize),
             closed: false,
             think: d.think.dur(),
             not_before: None,
+            until,
+            measured: None,
         });
         served.push(App::RrServer(RrServer {
             sock: listen,
@@ -309,6 +321,7 @@ pub(super) fn install_dsm(d: &crate::config::DsmConfig, hosts: &mut [Host], apps
             response: d.page_size.0,
             sent: 0,
             closed: false,
+            client: Some(node),
         }));
     }
     apps[home] = match served.len() {

@@ -222,6 +222,7 @@ impl App {
     pub fn begin_measurement(&mut self, now: Time) {
         match self {
             App::BulkRx(r) => r.measured = Some((now, r.received())),
+            App::RrClient(c) => c.measured = Some((now, c.latencies.len())),
             App::Multi(m) => m.members.iter_mut().for_each(|a| a.begin_measurement(now)),
             _ => {}
         }
@@ -251,6 +252,12 @@ pub struct RrClient {
     think: crate::engine::Dur,
     /// No request before this instant (the end of the pause).
     not_before: Option<Time>,
+    /// No new transaction from this instant on (a run of fixed duration):
+    /// the client finishes the one it is in and stops.
+    until: Option<Time>,
+    /// When the measured interval began (after the warm-up, `omit`) and
+    /// the transactions completed by then.
+    pub measured: Option<(Time, usize)>,
 }
 
 /// Server side of request/response.
@@ -262,6 +269,9 @@ pub struct RrServer {
     response: u64,
     sent: u64,
     closed: bool,
+    /// The client's host, when the server is one of several (a DSM home's
+    /// connections); else the workload's peer.
+    client: Option<usize>,
 }
 
 /// The application on one host.
@@ -403,6 +413,11 @@ impl App {
                 }
                 let request_end = (c.completed + 1) * c.request;
                 if c.sent < request_end {
+                    if c.started_tx.is_none() && c.until.is_some_and(|t| now >= t) {
+                        // Time is up between two transactions: this was the last.
+                        c.transactions = c.completed;
+                        return Some(Op::Close { sock: c.sock });
+                    }
                     if c.not_before.is_some_and(|t| now < t) {
                         return None;
                     }
@@ -569,7 +584,7 @@ impl App {
     pub fn progress(&self) -> Option<(u64, Option<u64>)> {
         match self {
             App::NpClient(c) => Some(c.progress()),
-            App::RrClient(c) => Some((c.completed, Some(c.transactions))),
+            App::RrClient(c) => Some((c.completed, c.until.is_none().then_some(c.transactions))),
             App::CrrClient(c) => Some((c.completed, Some(c.transactions()))),
             App::UdpRr(e) => e.progress(),
             App::BulkRx(r) => Some((r.check.received, r.total)),
@@ -610,7 +625,7 @@ impl App {
         match self {
             App::BulkRx(r) => vec![r.check.report(&hosts[r.from].name, me)],
             App::RrClient(c) => vec![c.check.report(peer, me)],
-            App::RrServer(s) => vec![s.check.report(peer, me)],
+            App::RrServer(s) => vec![s.check.report(s.client.map_or(peer, |i| hosts[i].name.as_str()), me)],
             App::NpClient(c) => vec![c.check_report(peer, me)],
             App::NpServer(s) => vec![s.check_report(peer, me)],
             App::UdpRx(r) => vec![r.report(peer, me)],

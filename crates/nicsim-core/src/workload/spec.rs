@@ -18,7 +18,7 @@ use super::install::{
     install_udp_rr, install_udp_stream,
 };
 use super::netpipe::NetpipePoint;
-use super::{App, Host};
+use super::{App, Host, RrClient};
 use crate::config::{
     BulkConfig, DollyConfig, DsmConfig, EchoConfig, HostConfig, NetpipeConfig, PcapReplayConfig, RrConfig, Scenario,
     UdpStreamConfig, WorkloadConfig,
@@ -487,7 +487,8 @@ impl Workload for &DsmConfig {
         }
     }
 
-    /// All nodes' page transfers together, first fault to last page.
+    /// All nodes' page transfers together, first fault to last page; after
+    /// a warm-up (`omit`), those completed after it, from its end.
     fn outcome(&self, run: &RunView) -> Outcome {
         let mut out = Outcome::default();
         let clients: Vec<_> = (self.nodes.iter())
@@ -496,12 +497,20 @@ impl Workload for &DsmConfig {
                 _ => None,
             })
             .collect();
-        let first = clients.iter().filter_map(|c| c.first).min();
+        let measured_from = clients.iter().filter_map(|c| c.measured.map(|m| m.0)).min();
+        let first = measured_from.or(clients.iter().filter_map(|c| c.first).min());
         let last = clients.iter().filter_map(|c| c.last).max();
         if let (Some(first), Some(last)) = (first, last) {
             out.duration = last.since(first);
-            let all: Vec<u64> = clients.iter().flat_map(|c| c.latencies.iter().copied()).collect();
-            out.rr = rr_stats(&all, out.duration);
+            let skip = |c: &RrClient| c.measured.map_or(0, |m| m.1);
+            let all: Vec<u64> = clients.iter().flat_map(|c| c.latencies[skip(c)..].iter().copied()).collect();
+            if measured_from.is_some() {
+                // The payload both ways of the transactions measured.
+                out.measured_bytes = Some(all.len() as u64 * (self.request.0 + self.page_size.0));
+            }
+            if !all.is_empty() {
+                out.rr = rr_stats(&all, out.duration);
+            }
         }
         out
     }

@@ -332,6 +332,81 @@ INCAST: tuple[Incast, ...] = tuple(Incast(c, n) for c in INCAST_CONFIGS for n in
 out (predictions)."""
 
 
+RPC_SCENARIO = HERE / "rpc.toml"
+"""The RPC experiment's scenario: 16 client hosts and the receiver ``b`` on a switch."""
+RPC_CONFIGS = ("no_opts", "tso_gro", "tso_gro_jumbo", "all_opts")
+"""The configurations of the study's RPC experiment, in its order
+(``short-incast.sh`` in its artifact's ``scripts/receiver`` and ``scripts/sender``)."""
+RPC_SIZES = (4000, 16000, 32000, 64000)
+"""Its request and response sizes in bytes (netperf ``TCP_RR -r size,size``)."""
+RPC_CONNECTIONS = 16
+"""Its connections (``--num-connections 16``): one netperf client per sender core."""
+RPC_BREAKDOWN = ("all_opts",)
+"""The RPC configurations whose receiver CPU breakdown the study records (``--util-breakdown``)."""
+RPC_HOSTS = RPC_CONNECTIONS + 1
+"""Hosts (and links) of ``rpc.toml``: the receiver ``b`` first, then the clients."""
+
+
+@dataclass(frozen=True)
+class Rpc(_Experiment):
+    """One run of the study's RPC experiment (``short-incast.sh``): 16
+    netperf ``TCP_RR`` connections of ``size``-byte requests and responses
+    into one receiver core, configuration ``config``. The study's sender
+    runs each client on a core of its own (CPUs 0 to 15), its receiver
+    every netserver child on CPU 0, with the frames steered to CPU 1's
+    queue or, with aRFS, to CPU 0. nicsim's hosts have one application core
+    each, so ``rpc.toml`` has 16 client hosts on a switch; the receiver
+    serves every connection as one program (``workload.dsm``), as nicsim's
+    incast receiver does. Only the receiver's numbers are compared.
+
+    Throughput is the study's: netperf reports the bytes of both directions
+    and the study halves it (``process_throughput_output``), so it is the
+    transactions per second times ``size``."""
+
+    config: str
+    size: int
+
+    @property
+    def id(self) -> str:
+        """The run's id in ``comparison.csv`` (``throughput_gbps.<id>``)."""
+        return f"rpc_{self.size}_{self.config}"
+
+    @property
+    def label(self) -> str:
+        return f"{CONFIG[self.config].label}, 16 RPC connections of {self.size} B into one core"
+
+    @property
+    def breakdown(self) -> bool:
+        """Whether the study records this run's CPU breakdown."""
+        return self.config in RPC_BREAKDOWN
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        """The configuration on every host and link, the message size and the duration."""
+        c = CONFIG[self.config]
+        knobs: dict[str, Any] = {
+            "workload.dsm.request": f"{self.size}B",
+            "workload.dsm.page_size": f"{self.size}B",
+            "workload.dsm.duration": duration,
+            "workload.dsm.omit": WARMUP,
+        }
+        for i in range(RPC_HOSTS):
+            knobs[f"links[{i}].mtu"] = f"{c.mtu}B"
+            knobs[f"hosts[{i}].nic.tso"] = c.tso
+            knobs[f"hosts[{i}].nic.lro"] = c.lro
+            knobs[f"hosts[{i}].nic.arfs"] = c.arfs
+        return knobs
+
+    def run(self, duration: str = DURATION) -> Run:
+        """The run of ``rpc.toml`` (its cache sweep is ``cai-<id>``)."""
+        key = self.id if duration == DURATION else f"{self.id}-{duration}"
+        return Run(key, RPC_SCENARIO, f"{self.label}, {duration}", self.fixed(duration))
+
+
+RPCS: tuple[Rpc, ...] = tuple(Rpc(c, n) for c in RPC_CONFIGS for n in RPC_SIZES)
+"""The RPC experiment's runs, in the study's order. Every result is held
+out (predictions)."""
+
+
 CATEGORIES = ("data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip")
 """The study's CPU categories, in its order."""
 

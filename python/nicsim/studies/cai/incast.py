@@ -17,7 +17,7 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import CONFIG, INCAST, INCAST_CONFIGS, INCAST_FLOWS
 from .metrics import Metrics, measure
-from .report import run_quantities
+from .report import per_core_and_cpu_figure, run_quantities
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, or ``incast_<flows>_<config>``) -> its run."""
@@ -54,12 +54,7 @@ def section(runs: Runs, ctx: Context) -> list[str]:
     if not rows:
         return ["No run of the incast experiment was simulated."]
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+    series = {}
     for c in INCAST_CONFIGS:
         mine = [r for r in rows if r["config"] == c]
         if not mine:
@@ -67,19 +62,9 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         flows = ([1] if c in single else []) + [r["flows"] for r in mine]
         per_core = ([single[c].per_core_gbps] if c in single else []) + [r["per_core_gbps"] for r in mine]
         cpu = ([single[c].receiver.cpu_pct] if c in single else []) + [r["receiver_cpu_pct"] for r in mine]
-        axes[0].plot(flows, per_core, "o-", label=CONFIG[c].label)
-        axes[1].plot(flows, cpu, "o-", label=CONFIG[c].label)
-    axes[0].set_ylabel("Gb/s per receiver core")
-    axes[0].set_title("Throughput per receiver core")
-    axes[1].set_ylabel("receiver CPU % (100 = one core)")
-    axes[1].set_title("Receiver CPU")
-    for ax in axes:
-        ax.set_xticks([1, *INCAST_FLOWS])
-        ax.set_xlabel("flows into one core (1: the single-flow run)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    png = ctx.figure(fig, "incast", pdf=True)
+        series[CONFIG[c].label] = (flows, per_core, cpu)
+    png = per_core_and_cpu_figure(ctx, "incast", series, "flows into one core (1: the single-flow run)",
+                                  [1, *INCAST_FLOWS])
 
     lines = [
         "The study's incast experiment (`incast.sh` in its artifact): 8, 16 and 24 long flows whose iperf servers",

@@ -162,17 +162,35 @@ def interrupt_cycles(profile: str = PROFILE) -> tuple[float, float]:
     return float(cpu.get("interrupt_entry", 0)), float(cpu.get("interrupt_exit", 0))
 
 
+def _side(report: RunReport, host: str) -> Side:
+    """Host ``host``'s CPU in the run."""
+    entry, exit_ = interrupt_cycles()
+    t = report.host(host).timed
+    interrupts = sum(int(c.get("interrupts", 0)) for c in t.raw.get("cores", []))
+    clocks = tuple(float(c.get("busy_clock_hz", 0.0)) / 1e9 for c in t.raw.get("cores", [])
+                   if float(c.get("busy_s", 0.0)) > 0)
+    return Side(cpu_pct(t), dict(t.cycles), breakdown(t.cycles, interrupts, entry, exit_), clocks)
+
+
+def _reads(report: RunReport, host: str) -> Reads | None:
+    rc = report.host(host).timed.raw.get("rx_copy")
+    return None if not rc else Reads(int(rc["llc_bytes"]), int(rc["memory_bytes"]),
+                                     float(rc["mean_unread_bytes"]), 1e6 * float(rc["mean_wait_s"]))
+
+
 def measure(report: RunReport) -> Metrics:
     """The study's quantities from a flow's run."""
-    sides: dict[str, Side] = {}
-    entry, exit_ = interrupt_cycles()
-    for side, host in SIDES.items():
-        t = report.host(host).timed
-        interrupts = sum(int(c.get("interrupts", 0)) for c in t.raw.get("cores", []))
-        clocks = tuple(float(c.get("busy_clock_hz", 0.0)) / 1e9 for c in t.raw.get("cores", [])
-                       if float(c.get("busy_s", 0.0)) > 0)
-        sides[side] = Side(cpu_pct(t), dict(t.cycles), breakdown(t.cycles, interrupts, entry, exit_), clocks)
-    rc = report.host(SIDES["receiver"]).timed.raw.get("rx_copy")
-    reads = None if not rc else Reads(int(rc["llc_bytes"]), int(rc["memory_bytes"]),
-                                      float(rc["mean_unread_bytes"]), 1e6 * float(rc["mean_wait_s"]))
-    return Metrics(report.summary.goodput_bps / 1e9, sides, report.summary.retransmissions, reads)
+    sides = {side: _side(report, host) for side, host in SIDES.items()}
+    return Metrics(report.summary.goodput_bps / 1e9, sides, report.summary.retransmissions,
+                   _reads(report, SIDES["receiver"]))
+
+
+def measure_rpc(report: RunReport) -> Metrics:
+    """The study's quantities from a run of its RPC experiment (``rpc.toml``):
+    the receiver's side only, and the throughput of one direction. netperf's
+    ``TCP_RR`` reports the bytes both ways and the study halves it
+    (``process_throughput_output``); nicsim's goodput counts the measured
+    transactions' requests and responses, so half of it is the same."""
+    receiver = SIDES["receiver"]
+    return Metrics(report.summary.goodput_bps / 2e9, {"receiver": _side(report, receiver)},
+                   report.summary.retransmissions, _reads(report, receiver))

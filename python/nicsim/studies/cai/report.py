@@ -75,17 +75,19 @@ def quantities(config: str, m: Metrics) -> list[Quantity]:
 def run_quantities(config: str, label: str, m: Metrics, pub: Published | None = None) -> list[Quantity]:
     """Every compared number of run ``config`` (an id of ``comparison.csv``:
     a configuration, or one of another experiment's runs), described by
-    ``label``, with the published numbers ``pub`` if any."""
+    ``label``, with the published numbers ``pub`` if any; the sides ``m``
+    measured (the RPC experiment's only the receiver's)."""
     out = [
         Quantity(f"per_core_gbps.{config}", f"throughput per receiver core, {label}", "Gb/s",
                  m.per_core_gbps, pub.per_core_gbps if pub else None, "throughput"),
         Quantity(f"throughput_gbps.{config}", f"throughput of the flow, {label}", "Gb/s",
                  m.throughput_gbps, pub.throughput_gbps if pub else None, "throughput"),
     ]
-    for side in SIDES:
+    measured = [side for side in SIDES if side in m.sides]
+    for side in measured:
         out.append(Quantity(f"cpu_pct.{side}.{config}", f"{side} CPU utilisation (100 = one core), {label}", "pct",
                             m.sides[side].cpu_pct, pub.cpu_pct[side] if pub else None, "throughput"))
-    for side in SIDES:
+    for side in measured:
         for cat in CATEGORIES:
             out.append(Quantity(
                 f"breakdown_pct.{side}.{cat}.{config}",
@@ -110,6 +112,31 @@ def _plt() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def per_core_and_cpu_figure(
+    ctx: Context, name: str, series: Mapping[str, tuple[list[float], list[float], list[float]]],
+    xlabel: str, xticks: list[float],
+) -> str:
+    """A two-panel figure ``name``: throughput per receiver core and the
+    receiver's CPU against ``x``, one line per ``series`` label (its x,
+    per-core and CPU values); returns the PNG's name for the report."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+    for label, (x, per_core, cpu) in series.items():
+        axes[0].plot(x, per_core, "o-", label=label)
+        axes[1].plot(x, cpu, "o-", label=label)
+    axes[0].set_ylabel("Gb/s per receiver core")
+    axes[0].set_title("Throughput per receiver core")
+    axes[1].set_ylabel("receiver CPU % (100 = one core)")
+    axes[1].set_title("Receiver CPU")
+    for ax in axes:
+        ax.set_xticks(xticks)
+        ax.set_xlabel(xlabel)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return ctx.figure(fig, name, pdf=True)
 
 
 def _num(x: float) -> str:

@@ -7,7 +7,7 @@ import functools
 
 from nicsim.studies.framework import Section, Study
 
-from . import buffers, ddio, incast, report
+from . import buffers, ddio, incast, report, rpc
 from .claims import claims
 from .experiments import (
     BUFFERS,
@@ -18,6 +18,7 @@ from .experiments import (
     INCAST,
     LAYER_CATEGORY,
     NO_DDIO,
+    RPCS,
 )
 
 
@@ -41,8 +42,9 @@ INTRO = [
     "fitted to them (every one of their rows in `comparison.csv` has role `calibration`). The five other",
     "configurations' results are held out: their rows are predictions from the same profile, unchanged, and so",
     "are the study's buffer experiment's (all optimisations with both socket buffers fixed, 100 KiB to 12.5 MiB)",
-    "its DDIO experiment's (every configuration with the flow's cores on a socket without the NIC) and its",
-    "incast experiment's (8, 16 and 24 flows into one receiver core).",
+    "its DDIO experiment's (every configuration with the flow's cores on a socket without the NIC), its",
+    "incast experiment's (8, 16 and 24 flows into one receiver core) and its RPC experiment's (16",
+    "request/response connections of 4 to 64 KB into one receiver core).",
     "",
     f"**nicsim layers to the study's categories** (any layer not listed counts as etc): {_MAPPING}.",
     "",
@@ -52,7 +54,7 @@ INTRO = [
 DESCRIPTION = (
     "Cai et al., SIGCOMM 2021: one long TCP flow between two Xeon Gold 6128 hosts with 100 Gb/s ConnectX-5 Ex"
     " NICs, seven configurations of TSO/GRO, jumbo frames and aRFS; throughput per core and the CPU breakdown;"
-    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast."
+    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; RPCs."
 )
 
 
@@ -63,6 +65,7 @@ def build(duration: str = DURATION) -> Study:
     buffer_runs = {b.id: b.run(duration) for b in BUFFERS}
     no_ddio_runs = {v.id: v.run(duration) for v in NO_DDIO}
     incast_runs = {v.id: v.run(duration) for v in INCAST}
+    rpc_runs = {v.id: v.run(duration) for v in RPCS}
     calibration_runs = [runs[c] for c in CALIBRATION]
     every = list(runs.values())
     return Study(
@@ -80,6 +83,8 @@ def build(duration: str = DURATION) -> Study:
                     functools.partial(ddio.section, {**runs, **no_ddio_runs})),
             Section("Incast: several flows into one core", every + list(incast_runs.values()),
                     functools.partial(incast.section, {**runs, **incast_runs})),
+            Section("RPCs: 16 request/response connections into one core", list(rpc_runs.values()),
+                    functools.partial(rpc.section, rpc_runs)),
             Section("Claims", every, functools.partial(claims, runs)),
         ],
         description=DESCRIPTION,
