@@ -21,6 +21,7 @@ from nicsim.studies.cai.experiments import (
     BUFFERS,
     CONFIG,
     INCAST,
+    MIXED,
     NO_DDIO,
     RPC_SCENARIO,
     RPCS,
@@ -31,7 +32,7 @@ from nicsim.studies.cai.experiments import (
     _breakdown,
     socket_buffers,
 )
-from nicsim.studies.cai.metrics import measure_rpc
+from nicsim.studies.cai.metrics import measure_mixed, measure_rpc
 from nicsim.studies.records import RunReport
 
 try:
@@ -59,6 +60,10 @@ RPC_SIZES = [4000, 16000, 32000, 64000]
 """The study's RPC experiment (its artifact's short-incast.sh): 16 netperf TCP_RR connections with
 requests and responses of these sizes into one receiver core, in these configurations; the receiver's
 breakdown (--util-breakdown) of all_opts."""
+MIXED_RPCS = [1, 4, 16]
+"""The study's mixed experiment (its artifact's mixed.sh): one long flow and 1, 4 or 16 netperf TCP_RR
+connections of run_experiment_sender.py's default --rpc-size, 4000 bytes, on one core, in the RPC
+experiment's configurations; the receiver's breakdown of all_opts."""
 COPY_CYCLES_PER_BYTE = 3.4e9 / 8.491e9
 """cai-xeon-6128's copy of received data from memory: cpu.clock over memory.copy_bandwidth."""
 DDIO_BYTES = int(3.5 * 2**20)
@@ -144,6 +149,12 @@ def expected_ids() -> list[str]:
     for c in RPC_CONFIGS:
         for n in RPC_SIZES:
             v = f"rpc_{n}_{c}"
+            ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}"]
+            if c == "all_opts":
+                ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
+    for c in RPC_CONFIGS:
+        for n in MIXED_RPCS:
+            v = f"mixed_{n}_{c}"
             ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}"]
             if c == "all_opts":
                 ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
@@ -473,6 +484,33 @@ def test_rpcs_are_intact_and_the_throughput_is_one_directions(short: Path) -> No
         assert m.sides.keys() == {"receiver"}, v.id
 
 
+def test_the_mixed_runs_add_rpc_connections_beside_the_flow(short: Path) -> None:
+    assert [(v.config, v.rpcs) for v in MIXED] == [(c, n) for c in RPC_CONFIGS for n in MIXED_RPCS]
+    loaded = build(SHORT).load(short)
+    for v in MIXED:
+        assert v.id == f"mixed_{v.rpcs}_{v.config}"
+        knobs = v.fixed(SHORT)
+        rpc = {k: knobs.pop(k) for k in list(knobs) if k.startswith("workload.bulk.rpc.")}
+        assert rpc == {"workload.bulk.rpc.connections": v.rpcs, "workload.bulk.rpc.request": "4000B",
+                       "workload.bulk.rpc.response": "4000B"}
+        assert knobs == CONFIG[v.config].fixed(SHORT)
+        report = loaded[v.run(SHORT).key]
+        assert isinstance(report, RunReport)
+        s = report.summary
+        assert s.verified and s.lost == 0, v.id
+        # The flow and each connection's requests, a to b; each connection's responses, b to a.
+        assert sum(f["from"] == "a" for f in report.raw["flows"]) == 1 + v.rpcs, v.id
+        assert sum(f["from"] == "b" and f["bytes"] >= 4000 for f in report.raw["flows"]) == v.rpcs, v.id
+        # The study's throughput: the flow's and the connections' (one direction) together.
+        m = measure_mixed(report, 4000)
+        rate = s.raw["transaction_rate"]
+        assert rate > 0, v.id
+        assert m.throughput_gbps == pytest.approx((s.goodput_bps + rate * 4000 * 8) / 1e9, rel=1e-9), v.id
+        b = report.host("b").timed
+        busy = [c for c in b.raw["cores"] if c["busy_s"] > 0]
+        assert len(busy) <= (1 if KNOBS[v.config][3] else 2), v.id
+
+
 def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:
     # Worked by hand from the kernel's sizes (experiments.py). Without GSO an unsent sk_buff holds one
     # MSS and costs 1 280 bytes of its own: 4 MiB x 1448 / 2728. A linear MTU 1500 frame is charged its
@@ -550,6 +588,10 @@ def test_report_sections_tables_and_figures(short: Path, rows: list[comparison.R
     with (out / "rpc.csv").open(encoding="utf-8") as f:
         assert [(r["config"], int(r["size"])) for r in csv.DictReader(f)] == [
             (c, n) for c in RPC_CONFIGS for n in RPC_SIZES]
+    assert "(mixed.png)" in text and (out / "mixed.png").read_bytes().startswith(b"\x89PNG")
+    with (out / "mixed.csv").open(encoding="utf-8") as f:
+        assert [(r["config"], int(r["rpcs"])) for r in csv.DictReader(f)] == [
+            (c, n) for c in RPC_CONFIGS for n in MIXED_RPCS]
 
 
 def test_the_short_study_is_deterministic(short: Path, tmp_path: Path) -> None:

@@ -515,6 +515,37 @@ pub struct BulkConfig {
     /// before reading on (Dolly's disk); none: no disk.
     #[serde(default)]
     pub disk_rate: Option<Bandwidth>,
+    /// Request/response connections beside the flows, from `from` to `to`,
+    /// run by the same programs (the Cai study's mixed experiment: netperf
+    /// `TCP_RR` beside iperf on one core); only in `[workload.bulk]`, with
+    /// `duration`.
+    #[serde(default)]
+    pub rpc: Option<BulkRpcConfig>,
+}
+
+/// Request/response connections beside a bulk flow (`workload.bulk.rpc`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BulkRpcConfig {
+    /// Connections (1 to 1024), each one transaction at a time.
+    pub connections: u32,
+    /// Request size.
+    #[serde(default = "one_byte")]
+    pub request: Size,
+    /// Response size.
+    #[serde(default = "one_byte")]
+    pub response: Size,
+    /// Receiver's port of the first connection (connection `j` uses
+    /// `port + j`); default: the first after the flows' ports.
+    #[serde(default)]
+    pub port: Option<u16>,
+}
+
+impl BulkConfig {
+    /// The receiver's port of the first request/response connection.
+    pub fn rpc_port(&self) -> Option<u32> {
+        self.rpc.as_ref().map(|r| r.port.map_or(u32::from(self.port) + self.flows, u32::from))
+    }
 }
 
 fn one_flow() -> u32 {

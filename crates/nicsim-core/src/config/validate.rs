@@ -374,6 +374,29 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
             let n = b.flows - 1;
             return err(f("flows"), format!("flow {n} would need port {last} (port + flow index), above 65535"));
         }
+        if let (Some(r), Some(first)) = (&b.rpc, b.rpc_port()) {
+            if kind != "bulk" {
+                return err(f("rpc"), "only [workload.bulk] runs request/response connections beside its flows");
+            }
+            if b.duration.is_none() {
+                return err(f("rpc"), "needs duration: the connections run as long as the flows");
+            }
+            if !(1..=MAX_FLOWS).contains(&r.connections) {
+                return err(f("rpc.connections"), format!("must be 1 to {MAX_FLOWS}, got {}", r.connections));
+            }
+            for (field, size) in [("request", r.request), ("response", r.response)] {
+                if !(1..=MAX_BUFFER).contains(&size.0) {
+                    return err(f(&format!("rpc.{field}")), format!("must be 1B to 1GiB, got {size}"));
+                }
+            }
+            let end = first + r.connections - 1;
+            if first == 0 || end > 65_535 {
+                return err(f("rpc.port"), format!("ports {first} to {end} must be 1 to 65535"));
+            }
+            if first <= last && u32::from(b.port) <= end {
+                return err(f("rpc.port"), format!("ports {first} to {end} overlap the flows' {} to {last}", b.port));
+            }
+        }
         Ok(())
     };
     match &s.workload {

@@ -47,40 +47,73 @@ fn open_udp(hosts: &mut [Host], client: usize, server: usize, port: u16) -> (Soc
     (a, b, IpEndpoint::new(IpAddress::Ipv4(hosts[server].ip), port))
 }
 
-/// A request/response client and its server on one TCP connection.
-pub(super) fn install_rr(r: &RrConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
-    let RrConfig { client, server, request, response, transactions, port } = r;
-    let (c, s) = (host_index(hosts, client), host_index(hosts, server));
-    let (active, listen) = open(hosts, c, s, *port);
-    apps[c] = App::RrClient(RrClient {
+/// How one request/response connection runs: its sizes, how many
+/// transactions (or until when), the client's pause between them, and the
+/// pattern streams of its requests and responses.
+struct RrSpec {
+    request: u64,
+    response: u64,
+    transactions: u64,
+    until: Option<Time>,
+    think: crate::engine::Dur,
+    streams: (u64, u64),
+}
+
+/// The client and the server of one request/response connection
+/// (`client`: the client's host, named in the server's stream report when
+/// the server is one of several).
+fn rr_pair(
+    seed: u64,
+    (active, listen): (SocketHandle, SocketHandle),
+    spec: &RrSpec,
+    client: Option<usize>,
+) -> (App, App) {
+    let (req, resp) = spec.streams;
+    let c = App::RrClient(RrClient {
         sock: active,
-        out: Pattern::new(seed, 0),
-        check: Checker::new(seed, 1),
-        request: request.0,
-        response: response.0,
-        transactions: *transactions,
+        out: Pattern::new(seed, req),
+        check: Checker::new(seed, resp),
+        request: spec.request,
+        response: spec.response,
+        transactions: spec.transactions,
         sent: 0,
         completed: 0,
         started_tx: None,
         first: None,
         last: None,
-        latencies: Vec::with_capacity((*transactions).min(1 << 20) as usize),
+        latencies: Vec::with_capacity(if spec.until.is_some() { 0 } else { spec.transactions.min(1 << 20) as usize }),
         closed: false,
-        think: crate::engine::Dur::ZERO,
+        think: spec.think,
         not_before: None,
-        until: None,
+        until: spec.until,
         measured: None,
     });
-    apps[s] = App::RrServer(RrServer {
+    let s = App::RrServer(RrServer {
         sock: listen,
-        out: Pattern::new(seed, 1),
-        check: Checker::new(seed, 0),
-        request: request.0,
-        response: response.0,
+        out: Pattern::new(seed, resp),
+        check: Checker::new(seed, req),
+        request: spec.request,
+        response: spec.response,
         sent: 0,
         closed: false,
-        client: None,
+        client,
     });
+    (c, s)
+}
+
+/// A request/response client and its server on one TCP connection.
+pub(super) fn install_rr(r: &RrConfig, hosts: &mut [Host], apps: &mut [App], seed: u64) {
+    let RrConfig { client, server, request, response, transactions, port } = r;
+    let (c, s) = (host_index(hosts, client), host_index(hosts, server));
+    let spec = RrSpec {
+        request: request.0,
+        response: response.0,
+        transactions: *transactions,
+        until: None,
+        think: crate::engine::Dur::ZERO,
+        streams: (0, 1),
+    };
+    (apps[c], apps[s]) = rr_pair(seed, open(hosts, c, s, *port), &spec, None);
 }
 
 /// A UDP stream's sender and receiver.
@@ -190,13 +223,21 @@ pub(super) fn install_netpipe(n: &NetpipeConfig, hosts: &mut [Host], apps: &mut 
     apps[s] = App::NpServer(server);
 }
 
+/// Pattern streams of the request/response connections beside bulk flows:
+/// connection `j`'s requests use `RPC_STREAMS + 2j`, its responses the next
+/// (bulk flows use the streams from 0).
+const RPC_STREAMS: u64 = 1 << 32;
+
 /// Bulk transfers: flow `g` (numbered across all transfers) uses pattern
 /// stream `g` and sender port 49152 + `g`; flow `i` of a transfer goes to
-/// its `port + i`. A host with several flows runs them as one [`Multi`].
+/// its `port + i`. A host with several flows runs them as one [`Multi`],
+/// with the request/response connections beside them (`rpc`: connection
+/// `j` to `rpc_port + j`, numbered after the flows for its sender port).
 pub(super) fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [App], seed: u64) {
     let mut per_host: Vec<Vec<App>> = hosts.iter().map(|_| Vec::new()).collect();
     let mut g: u32 = 0;
-    for BulkConfig { from, to, bytes, duration, omit, write_size, port, flows, disk_rate } in list {
+    for b in list {
+        let BulkConfig { from, to, bytes, duration, omit, write_size, port, flows, disk_rate, .. } = b;
         let (tx, rx) = (host_index(hosts, from), host_index(hosts, to));
         for i in 0..*flows {
             let (port, local) = (port + i as u16, EPHEMERAL_PORT.wrapping_add(g as u16));
@@ -228,6 +269,25 @@ pub(super) fn install_bulk(list: &[BulkConfig], hosts: &mut [Host], apps: &mut [
                 disk_busy_until: None,
             }));
             g += 1;
+        }
+        if let (Some(r), Some(first)) = (&b.rpc, b.rpc_port()) {
+            // As long as the flows: through the warm-up and then for `duration` (validated).
+            let until = duration.map(|d| Time::ZERO + d.dur() + omit.map_or(crate::engine::Dur::ZERO, |o| o.dur()));
+            for j in 0..r.connections {
+                let socks = open_from(hosts, tx, rx, (first + j) as u16, EPHEMERAL_PORT.wrapping_add(g as u16));
+                g += 1;
+                let spec = RrSpec {
+                    request: r.request.0,
+                    response: r.response.0,
+                    transactions: u64::MAX,
+                    until,
+                    think: crate::engine::Dur::ZERO,
+                    streams: (RPC_STREAMS + 2 * u64::from(j), RPC_STREAMS + 2 * u64::from(j) + 1),
+                };
+                let (client, server) = rr_pair(seed, socks, &spec, Some(tx));
+                per_host[tx].push(client);
+                per_host[rx].push(server);
+            }
         }
     }
     for (app, mut mine) in apps.iter_mut().zip(per_host) {
@@ -292,37 +352,18 @@ pub(super) fn install_dsm(d: &crate::config::DsmConfig, hosts: &mut [Host], apps
     let mut served = Vec::new();
     for (i, name) in d.nodes.iter().enumerate() {
         let node = host_index(hosts, name);
-        let (active, listen) = open_from(hosts, node, home, d.port + i as u16, EPHEMERAL_PORT.wrapping_add(i as u16));
-        let (req, page) = (2 * i as u64, 2 * i as u64 + 1);
-        apps[node] = App::RrClient(RrClient {
-            sock: active,
-            out: Pattern::new(seed, req),
-            check: Checker::new(seed, page),
+        let socks = open_from(hosts, node, home, d.port + i as u16, EPHEMERAL_PORT.wrapping_add(i as u16));
+        let spec = RrSpec {
             request: d.request.0,
             response: d.page_size.0,
             transactions: pages,
-            sent: 0,
-            completed: 0,
-            started_tx: None,
-            first: None,
-            last: None,
-            latencies: Vec::with_capacity(pages.min(1 << 20) as usize),
-            closed: false,
-            think: d.think.dur(),
-            not_before: None,
             until,
-            measured: None,
-        });
-        served.push(App::RrServer(RrServer {
-            sock: listen,
-            out: Pattern::new(seed, page),
-            check: Checker::new(seed, req),
-            request: d.request.0,
-            response: d.page_size.0,
-            sent: 0,
-            closed: false,
-            client: Some(node),
-        }));
+            think: d.think.dur(),
+            streams: (2 * i as u64, 2 * i as u64 + 1),
+        };
+        let (client, server) = rr_pair(seed, socks, &spec, Some(node));
+        apps[node] = client;
+        served.push(server);
     }
     apps[home] = match served.len() {
         1 => served.pop().expect("one"),

@@ -198,6 +198,40 @@ fn rr_stats(latencies: &[u64], duration: Dur) -> RrStats {
     }
 }
 
+/// Request/response clients' transactions taken together.
+struct Measured {
+    /// From the first request (or the warm-up's end) to the last response.
+    duration: Dur,
+    /// Each transaction's round trip, ps (after the warm-up, if any).
+    latencies: Vec<u64>,
+    /// Whether a warm-up was left out.
+    after_warm_up: bool,
+}
+
+impl Measured {
+    fn stats(&self) -> RrStats {
+        if self.latencies.is_empty() {
+            RrStats::default()
+        } else {
+            rr_stats(&self.latencies, self.duration)
+        }
+    }
+}
+
+/// The transactions of `clients` together: after the warm-up (`omit`) if
+/// one was measured, from its end; `None` before any transaction.
+fn measured_transactions(clients: &[&RrClient]) -> Option<Measured> {
+    let measured_from = clients.iter().filter_map(|c| c.measured.map(|m| m.0)).min();
+    let first = measured_from.or(clients.iter().filter_map(|c| c.first).min())?;
+    let last = clients.iter().filter_map(|c| c.last).max()?;
+    let skip = |c: &RrClient| c.measured.map_or(0, |m| m.1);
+    Some(Measured {
+        duration: last.since(first),
+        latencies: clients.iter().flat_map(|c| c.latencies[skip(c)..].iter().copied()).collect(),
+        after_warm_up: measured_from.is_some(),
+    })
+}
+
 /// The outcome of a client that recorded each transaction's latency
 /// between its first and last.
 fn transactions(first: Option<Time>, last: Option<Time>, latencies: &[u64]) -> Outcome {
@@ -238,6 +272,17 @@ impl Workload for Bulk<'_> {
             out.bulk_flows = Some(rows.into_iter().map(|r| r.0).collect());
         }
         if let (true, [b]) = (self.single, self.list) {
+            // Request/response connections beside the flow (`rpc`): their
+            // transactions, over the time they ran after the warm-up.
+            let clients: Vec<&RrClient> = (members(run.app(&b.from)).into_iter())
+                .filter_map(|a| match a {
+                    App::RrClient(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            if let Some(m) = measured_transactions(&clients) {
+                out.rr = m.stats();
+            }
             let s = run.scenario;
             let host = |name: &str| s.hosts.iter().find(|h| h.name == name).expect("validated");
             let (tx, rx) = (host(&b.from), host(&b.to));
@@ -497,20 +542,13 @@ impl Workload for &DsmConfig {
                 _ => None,
             })
             .collect();
-        let measured_from = clients.iter().filter_map(|c| c.measured.map(|m| m.0)).min();
-        let first = measured_from.or(clients.iter().filter_map(|c| c.first).min());
-        let last = clients.iter().filter_map(|c| c.last).max();
-        if let (Some(first), Some(last)) = (first, last) {
-            out.duration = last.since(first);
-            let skip = |c: &RrClient| c.measured.map_or(0, |m| m.1);
-            let all: Vec<u64> = clients.iter().flat_map(|c| c.latencies[skip(c)..].iter().copied()).collect();
-            if measured_from.is_some() {
+        if let Some(m) = measured_transactions(&clients) {
+            out.duration = m.duration;
+            if m.after_warm_up {
                 // The payload both ways of the transactions measured.
-                out.measured_bytes = Some(all.len() as u64 * (self.request.0 + self.page_size.0));
+                out.measured_bytes = Some(m.latencies.len() as u64 * (self.request.0 + self.page_size.0));
             }
-            if !all.is_empty() {
-                out.rr = rr_stats(&all, out.duration);
-            }
+            out.rr = m.stats();
         }
         out
     }

@@ -152,3 +152,65 @@ fn a_receiver_writing_to_a_slow_disk_holds_the_transfer_to_the_disk_rate() {
     let g = fast.summary.goodput_bps;
     assert!(g > 0.98 * CEILING && g <= CEILING * 1.000_001, "goodput {g} vs the wire's {CEILING}");
 }
+
+/// One flow from a to b for 20 ms after a 5 ms warm-up, with `rpc` beside it.
+fn flow_with_rpcs(rpc: &str) -> String {
+    format!(
+        "[workload.bulk]\nfrom = \"a\"\nto = \"b\"\nduration = \"20ms\"\nomit = \"5ms\"\n{}",
+        if rpc.is_empty() { String::new() } else { format!("rpc = {{ {rpc} }}\n") }
+    )
+}
+
+#[test]
+fn request_response_connections_beside_a_flow_share_its_link_and_stop_with_it() {
+    // Linux's Nagle rule: a request's short tail does not wait for a delayed ACK.
+    let (link, host) = ("rate = \"1Gbps\"", "tcp = { nagle = \"minshall\" }");
+    let alone = run(&two_hosts(link, host, &flow_with_rpcs("")));
+    let rpc = "connections = 4, request = \"4000B\", response = \"4000B\"";
+    let mixed = run(&two_hosts(link, host, &flow_with_rpcs(rpc)));
+    assert!(mixed.summary.verified);
+    // The flow and every connection's requests and responses, each checked on its own stream.
+    let from_a = mixed.flows.iter().filter(|f| f.from == "a" && f.to == "b").count();
+    let from_b = mixed.flows.iter().filter(|f| f.from == "b" && f.to == "a").count();
+    assert_eq!((from_a, from_b), (5, 4), "{:?}", mixed.flows);
+    // The connections ran through the measured interval, one transaction at
+    // a time each (a few: each request waits behind the flow's data, about
+    // 2 ms of it at 1 Gb/s, in the sender's buffer and the link's queue).
+    let n = mixed.summary.transactions.expect("the connections' transactions");
+    let rate = mixed.summary.transaction_rate.expect("their rate");
+    assert!(n >= 20, "{n} transactions");
+    assert!(mixed.flows.iter().filter(|f| f.from == "b").all(|f| f.bytes >= 4000), "{:?}", mixed.flows);
+    // They share the link with the flow: the flow gets less, and what b
+    // received after the warm-up, the flow's bytes and the connections'
+    // requests, fits what the link carries from then to the run's end.
+    let (g0, g1) = (alone.summary.goodput_bps, mixed.summary.goodput_bps);
+    assert!(g1 < g0, "flow {g1} b/s beside the connections vs {g0} alone");
+    let received = g1 * mixed.summary.duration_s + n as f64 * 4000.0 * 8.0;
+    let carried = CEILING * (mixed.summary.sim_time_s - 0.005);
+    assert!(received <= carried, "{received} bits received after the warm-up, the link carries {carried}");
+    assert!(rate > 0.0);
+    // No transaction starts after the flow's end (5 + 20 ms): the run
+    // outlasts the flow alone (which drains its buffer after it) by at most
+    // one transaction.
+    let p99 = mixed.summary.p99_latency_s.expect("latencies");
+    let (end0, end1) = (alone.summary.sim_time_s, mixed.summary.sim_time_s);
+    assert!(end1 <= end0 + p99, "run ends at {end1} s, the flow alone at {end0} s, p99 {p99} s");
+}
+
+#[test]
+fn bad_rpc_settings_beside_a_flow_name_their_field() {
+    let flow = |extra: &str, rpc: &str| {
+        two_hosts("", "", &format!("[workload.bulk]\nfrom = \"a\"\nto = \"b\"\n{extra}\nrpc = {{ {rpc} }}\n"))
+    };
+    for (text, path, reason) in [
+        (flow("bytes = \"1MiB\"", "connections = 1"), "workload.bulk.rpc", "needs duration"),
+        (flow("duration = \"1ms\"", "connections = 0"), "workload.bulk.rpc.connections", "1 to 1024"),
+        (flow("duration = \"1ms\"", "connections = 1, request = \"0B\""), "workload.bulk.rpc.request", "1B to 1GiB"),
+        (flow("duration = \"1ms\"\nflows = 4", "connections = 2, port = 5003"), "workload.bulk.rpc.port", "overlap"),
+        (flow("duration = \"1ms\"", "connections = 2, port = 65535"), "workload.bulk.rpc.port", "65535"),
+    ] {
+        let e = config_error(&text);
+        assert_eq!(e.path, path, "{e}");
+        assert!(e.reason.contains(reason), "{path}: {}", e.reason);
+    }
+}

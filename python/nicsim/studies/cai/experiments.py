@@ -407,6 +407,61 @@ RPCS: tuple[Rpc, ...] = tuple(Rpc(c, n) for c in RPC_CONFIGS for n in RPC_SIZES)
 out (predictions)."""
 
 
+MIXED_CONFIGS = RPC_CONFIGS
+"""The configurations of the study's mixed experiment, in its order (``mixed.sh``)."""
+MIXED_RPCS = (1, 4, 16)
+"""Its numbers of RPC connections beside the long flow (``--num-rpcs``)."""
+MIXED_RPC_SIZE = 4000
+"""Their request and response size: ``run_experiment_sender.py``'s default ``--rpc-size``,
+which ``mixed.sh`` does not set."""
+MIXED_BREAKDOWN = ("all_opts",)
+"""The mixed configurations whose receiver CPU breakdown the study records (``--util-breakdown``)."""
+
+
+@dataclass(frozen=True)
+class Mixed(_Experiment):
+    """One run of the study's mixed experiment (``mixed.sh``): one long
+    iperf flow and ``rpcs`` netperf ``TCP_RR`` connections of
+    :data:`MIXED_RPC_SIZE` bytes beside it, configuration ``config``. Its
+    sender runs the iperf client and every netperf client on CPU 0
+    (``run_flows`` with ``--flow-type mixed``), its receiver the iperf
+    server and the netserver on CPU 0: one application core each, as
+    nicsim's hosts run them (``workload.bulk.rpc``). Throughput is the
+    flow's and the connections' together (the study adds iperf's and
+    netperf's halved); only the receiver's numbers are compared, as in the
+    other multi-connection experiments."""
+
+    config: str
+    rpcs: int
+
+    @property
+    def id(self) -> str:
+        """The run's id in ``comparison.csv`` (``throughput_gbps.<id>``)."""
+        return f"mixed_{self.rpcs}_{self.config}"
+
+    @property
+    def label(self) -> str:
+        return f"{CONFIG[self.config].label}, one flow and {self.rpcs} RPC connections on one core"
+
+    @property
+    def breakdown(self) -> bool:
+        """Whether the study records this run's CPU breakdown."""
+        return self.config in MIXED_BREAKDOWN
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        """The configuration's overrides with the connections beside the flow."""
+        knobs = CONFIG[self.config].fixed(duration)
+        knobs["workload.bulk.rpc.connections"] = self.rpcs
+        knobs["workload.bulk.rpc.request"] = f"{MIXED_RPC_SIZE}B"
+        knobs["workload.bulk.rpc.response"] = f"{MIXED_RPC_SIZE}B"
+        return knobs
+
+
+MIXED: tuple[Mixed, ...] = tuple(Mixed(c, n) for c in MIXED_CONFIGS for n in MIXED_RPCS)
+"""The mixed experiment's runs, in the study's order. Every result is held
+out (predictions)."""
+
+
 CATEGORIES = ("data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip")
 """The study's CPU categories, in its order."""
 

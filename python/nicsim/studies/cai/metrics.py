@@ -185,6 +185,19 @@ def measure(report: RunReport) -> Metrics:
                    _reads(report, SIDES["receiver"]))
 
 
+def measure_mixed(report: RunReport, rpc_bytes: int) -> Metrics:
+    """The study's quantities from a run of its mixed experiment (a flow and
+    request/response connections of ``rpc_bytes`` each way beside it): the
+    receiver's side only, and the flow's throughput plus the connections'
+    (transactions per second times ``rpc_bytes``: one direction, as the
+    study halves netperf's count)."""
+    receiver = SIDES["receiver"]
+    rate = float(report.summary.raw.get("transaction_rate") or 0.0)
+    gbps = (report.summary.goodput_bps + rate * rpc_bytes * 8) / 1e9
+    return Metrics(gbps, {"receiver": _side(report, receiver)}, report.summary.retransmissions,
+                   _reads(report, receiver))
+
+
 def measure_rpc(report: RunReport) -> Metrics:
     """The study's quantities from a run of its RPC experiment (``rpc.toml``):
     the receiver's side only, and the throughput of one direction. netperf's

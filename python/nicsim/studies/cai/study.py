@@ -7,7 +7,7 @@ import functools
 
 from nicsim.studies.framework import Section, Study
 
-from . import buffers, ddio, incast, report, rpc
+from . import buffers, ddio, incast, mixed, report, rpc
 from .claims import claims
 from .experiments import (
     BUFFERS,
@@ -17,6 +17,7 @@ from .experiments import (
     DURATION,
     INCAST,
     LAYER_CATEGORY,
+    MIXED,
     NO_DDIO,
     RPCS,
 )
@@ -43,8 +44,9 @@ INTRO = [
     "configurations' results are held out: their rows are predictions from the same profile, unchanged, and so",
     "are the study's buffer experiment's (all optimisations with both socket buffers fixed, 100 KiB to 12.5 MiB)",
     "its DDIO experiment's (every configuration with the flow's cores on a socket without the NIC), its",
-    "incast experiment's (8, 16 and 24 flows into one receiver core) and its RPC experiment's (16",
-    "request/response connections of 4 to 64 KB into one receiver core).",
+    "incast experiment's (8, 16 and 24 flows into one receiver core), its RPC experiment's (16",
+    "request/response connections of 4 to 64 KB into one receiver core) and its mixed experiment's (one",
+    "flow and 1, 4 or 16 such connections on one core).",
     "",
     f"**nicsim layers to the study's categories** (any layer not listed counts as etc): {_MAPPING}.",
     "",
@@ -54,7 +56,7 @@ INTRO = [
 DESCRIPTION = (
     "Cai et al., SIGCOMM 2021: one long TCP flow between two Xeon Gold 6128 hosts with 100 Gb/s ConnectX-5 Ex"
     " NICs, seven configurations of TSO/GRO, jumbo frames and aRFS; throughput per core and the CPU breakdown;"
-    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; RPCs."
+    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; RPCs; a flow with RPCs."
 )
 
 
@@ -66,6 +68,7 @@ def build(duration: str = DURATION) -> Study:
     no_ddio_runs = {v.id: v.run(duration) for v in NO_DDIO}
     incast_runs = {v.id: v.run(duration) for v in INCAST}
     rpc_runs = {v.id: v.run(duration) for v in RPCS}
+    mixed_runs = {v.id: v.run(duration) for v in MIXED}
     calibration_runs = [runs[c] for c in CALIBRATION]
     every = list(runs.values())
     return Study(
@@ -85,6 +88,8 @@ def build(duration: str = DURATION) -> Study:
                     functools.partial(incast.section, {**runs, **incast_runs})),
             Section("RPCs: 16 request/response connections into one core", list(rpc_runs.values()),
                     functools.partial(rpc.section, rpc_runs)),
+            Section("A flow and RPCs on one core", every + list(mixed_runs.values()),
+                    functools.partial(mixed.section, {**runs, **mixed_runs})),
             Section("Claims", every, functools.partial(claims, runs)),
         ],
         description=DESCRIPTION,
