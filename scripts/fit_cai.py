@@ -29,6 +29,7 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --show FIT.json         # all seven configurations
     .venv/bin/python scripts/fit_cai.py --profile-set OUT.json  # the profile's own set, a start for the modes above
     .venv/bin/python scripts/fit_cai.py --robust-predictions FIT.json N PCT [SEED]  # the DDIO and incast predictions of the set and of N nudged copies
+    .venv/bin/python scripts/fit_cai.py --robust-rpc FIT.json N PCT [SEED]  # the same for the RPC and mixed predictions (throughput per receiver core)
 
 Session 33 also fitted with `ddio_ways = 2` in the profile (DDIO as two
 ways of each L3 set): --search-groups (seed 3323, 1 500 s) reached 33 rows
@@ -556,6 +557,56 @@ def robust_predictions(x: dict, n: int, pct: float, seed: int = 2) -> None:
         print(f"{label:9s} {within(r):4d}  " + "  ".join(f"{g:22.2f}" for g in gbps), flush=True)
 
 
+def experiment_gbps(v, x: dict) -> tuple[float, float]:
+    """Throughput (Gb/s, as the study counts it) and receiver CPU % of one
+    of the study's RPC or mixed runs (`v`, an experiments.Rpc or Mixed) with
+    set `x` on every host of its scenario."""
+    import tomllib
+
+    from nicsim.campaign.knobs import dumps, loads, set_knob
+    from nicsim.studies.cai.experiments import MIXED_RPC_SIZE, Mixed
+
+    run = v.run()
+    sc = loads(open(run.scenario, encoding="utf-8").read())
+    for k, val in v.fixed().items():
+        set_knob(sc, k, val)
+    more = tomllib.loads(extra(x))
+    for h in sc["hosts"]:
+        for table, fields in more.items():
+            h.setdefault(table, {}).update(fields)
+    r = nicsim.run(dumps(sc))
+    d = json.loads(r.json) if hasattr(r, "json") else r.data
+    s = d["summary"]
+    rate = s.get("transaction_rate") or 0.0
+    if isinstance(v, Mixed):
+        gbps = (s["goodput_bps"] + rate * MIXED_RPC_SIZE * 8) / 1e9
+    else:
+        gbps = s["goodput_bps"] / 2e9
+    b = next(h for h in d["hosts"] if h["name"] == "b")
+    return gbps, 100 * sum(c["utilization"] for c in b["timing"]["cores"])
+
+
+def robust_rpc(x: dict, n: int, pct: float, seed: int = 2) -> None:
+    """The calibration rows within 10 % and the throughput per receiver
+    core of the RPC and mixed predictions, for `x` and for `n` copies with
+    every cost nudged by up to +- pct %."""
+    from nicsim.studies.cai.experiments import Mixed, Rpc
+
+    clamp(x)
+    runs = [Rpc("no_opts", 4000), Rpc("no_opts", 64000), Rpc("tso_gro", 64000), Rpc("all_opts", 4000),
+            Rpc("all_opts", 64000), Mixed("no_opts", 1), Mixed("no_opts", 16), Mixed("all_opts", 16)]
+    print("set       rows  " + "  ".join(f"{v.id:>20s}" for v in runs))
+    for i, f in enumerate([{}] + nudges(n, pct, seed, list(x))):
+        y = nudged(x, f)
+        _, r = objective(y)
+        per_core = []
+        for v in runs:
+            gbps, cpu = experiment_gbps(v, y)
+            per_core.append(gbps / (cpu / 100))
+        label = "set" if i == 0 else f"nudged {i}"
+        print(f"{label:9s} {within(r):4d}  " + "  ".join(f"{g:20.2f}" for g in per_core), flush=True)
+
+
 # The fitted costs a set holds, as the profile names them (costs() ties or
 # fixes the others).
 SET_COSTS = ("socket_send", "socket_recv", "tcp_tx", "tcp_rx", "tcp_rx_remote", "driver_tx", "driver_rx",
@@ -597,6 +648,10 @@ def main() -> None:
     if sys.argv[1] == "--robust-predictions":
         seed = int(sys.argv[5]) if len(sys.argv) > 5 else 2
         robust_predictions(json.load(open(sys.argv[2])), int(sys.argv[3]), float(sys.argv[4]), seed)
+        return
+    if sys.argv[1] == "--robust-rpc":
+        seed = int(sys.argv[5]) if len(sys.argv) > 5 else 2
+        robust_rpc(json.load(open(sys.argv[2])), int(sys.argv[3]), float(sys.argv[4]), seed)
         return
     if sys.argv[1] == "--profile-set":
         json.dump(profile_set(), open(sys.argv[2], "w"), indent=1)
