@@ -441,7 +441,8 @@ class Mixed(_Experiment):
 
     @property
     def label(self) -> str:
-        return f"{CONFIG[self.config].label}, one flow and {self.rpcs} RPC connections on one core"
+        connections = "connection" if self.rpcs == 1 else "connections"
+        return f"{CONFIG[self.config].label}, one flow and {self.rpcs} RPC {connections} on one core"
 
     @property
     def breakdown(self) -> bool:

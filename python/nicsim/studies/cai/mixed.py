@@ -35,7 +35,7 @@ def section(runs: Runs, ctx: Context) -> list[str]:
             continue
         report = ctx.report(runs[v.id])
         m = measure_mixed(report, MIXED_RPC_SIZE)
-        for q in run_quantities(v.id, v.label, m):
+        for q in run_quantities(v.id, v.label, m, carried="the flow and the connections"):
             if q.kind == "throughput" or v.breakdown:
                 ctx.compare(q.id, q.description, q.unit, nicsim=q.nicsim)
         s = report.summary.raw

@@ -72,15 +72,17 @@ def quantities(config: str, m: Metrics) -> list[Quantity]:
     return run_quantities(config, CONFIG[config].label, m, PUBLISHED.get(config))
 
 
-def run_quantities(config: str, label: str, m: Metrics, pub: Published | None = None) -> list[Quantity]:
+def run_quantities(config: str, label: str, m: Metrics, pub: Published | None = None,
+                   carried: str = "the flow") -> list[Quantity]:
     """Every compared number of run ``config`` (an id of ``comparison.csv``:
     a configuration, or one of another experiment's runs), described by
     ``label``, with the published numbers ``pub`` if any; the sides ``m``
-    measured (the RPC experiment's only the receiver's)."""
+    measured (the RPC experiment's only the receiver's); ``carried`` names
+    what the throughput is of."""
     out = [
         Quantity(f"per_core_gbps.{config}", f"throughput per receiver core, {label}", "Gb/s",
                  m.per_core_gbps, pub.per_core_gbps if pub else None, "throughput"),
-        Quantity(f"throughput_gbps.{config}", f"throughput of the flow, {label}", "Gb/s",
+        Quantity(f"throughput_gbps.{config}", f"throughput of {carried}, {label}", "Gb/s",
                  m.throughput_gbps, pub.throughput_gbps if pub else None, "throughput"),
     ]
     measured = [side for side in SIDES if side in m.sides]
