@@ -15,9 +15,9 @@ from typing import Any
 
 from nicsim.studies.framework import Context, Run
 
-from .experiments import CONFIG, INCAST, INCAST_CONFIGS, INCAST_FLOWS
+from .experiments import INCAST, INCAST_CONFIGS, INCAST_FLOWS
 from .metrics import Metrics, measure
-from .report import per_core_and_cpu_figure, run_quantities
+from .report import per_core_and_cpu_figure, run_quantities, series_from_single
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, or ``incast_<flows>_<config>``) -> its run."""
@@ -54,15 +54,7 @@ def section(runs: Runs, ctx: Context) -> list[str]:
     if not rows:
         return ["No run of the incast experiment was simulated."]
 
-    series = {}
-    for c in INCAST_CONFIGS:
-        mine = [r for r in rows if r["config"] == c]
-        if not mine:
-            continue
-        flows = ([1] if c in single else []) + [r["flows"] for r in mine]
-        per_core = ([single[c].per_core_gbps] if c in single else []) + [r["per_core_gbps"] for r in mine]
-        cpu = ([single[c].receiver.cpu_pct] if c in single else []) + [r["receiver_cpu_pct"] for r in mine]
-        series[CONFIG[c].label] = (flows, per_core, cpu)
+    series = series_from_single(rows, INCAST_CONFIGS, "flows", single, 1)
     png = per_core_and_cpu_figure(ctx, "incast", series, "flows into one core (1: the single-flow run)",
                                   [1, *INCAST_FLOWS])
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from nicsim.studies.framework import Context, Run
 
-from .experiments import CONFIG, MIXED, MIXED_CONFIGS, MIXED_RPC_SIZE, MIXED_RPCS
+from .experiments import MIXED, MIXED_CONFIGS, MIXED_RPC_SIZE, MIXED_RPCS
 from .metrics import Metrics, measure, measure_mixed
-from .report import per_core_and_cpu_figure, run_quantities
+from .report import per_core_and_cpu_figure, run_quantities, series_from_single
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, or ``mixed_<rpcs>_<config>``) -> its run."""
@@ -54,15 +54,7 @@ def section(runs: Runs, ctx: Context) -> list[str]:
     if not rows:
         return ["No run of the mixed experiment was simulated."]
 
-    series = {}
-    for c in MIXED_CONFIGS:
-        mine = [r for r in rows if r["config"] == c]
-        if not mine:
-            continue
-        n = ([0] if c in single else []) + [r["rpcs"] for r in mine]
-        per_core = ([single[c].per_core_gbps] if c in single else []) + [r["per_core_gbps"] for r in mine]
-        cpu = ([single[c].receiver.cpu_pct] if c in single else []) + [r["receiver_cpu_pct"] for r in mine]
-        series[CONFIG[c].label] = (n, per_core, cpu)
+    series = series_from_single(rows, MIXED_CONFIGS, "rpcs", single, 0)
     png = per_core_and_cpu_figure(ctx, "mixed", series, "RPC connections beside the flow (0: the flow alone)",
                                   [0, *MIXED_RPCS])
 

@@ -116,6 +116,26 @@ def _plt() -> Any:
     return plt
 
 
+def series_from_single(
+    rows: list[dict[str, Any]], configs: tuple[str, ...], x_key: str, single: Mapping[str, Metrics], x_single: float,
+) -> dict[str, tuple[list[float], list[float], list[float]]]:
+    """Per configuration label, the x, per-core and receiver CPU values of
+    ``rows`` (an experiment's table, keyed by ``config``), led by the
+    configuration's single-flow run at ``x_single`` when ``single`` has it."""
+    series = {}
+    for c in configs:
+        mine = [r for r in rows if r["config"] == c]
+        if not mine:
+            continue
+        lead = [single[c]] if c in single else []
+        series[CONFIG[c].label] = (
+            [x_single for _ in lead] + [r[x_key] for r in mine],
+            [m.per_core_gbps for m in lead] + [r["per_core_gbps"] for r in mine],
+            [m.receiver.cpu_pct for m in lead] + [r["receiver_cpu_pct"] for r in mine],
+        )
+    return series
+
+
 def per_core_and_cpu_figure(
     ctx: Context, name: str, series: Mapping[str, tuple[list[float], list[float], list[float]]],
     xlabel: str, xticks: list[float],
