@@ -23,6 +23,8 @@ from nicsim.studies.cai.experiments import (
     INCAST,
     MIXED,
     NO_DDIO,
+    OUTCAST,
+    OUTCAST_SCENARIO,
     RPC_SCENARIO,
     RPCS,
     SCENARIO,
@@ -32,7 +34,7 @@ from nicsim.studies.cai.experiments import (
     _breakdown,
     socket_buffers,
 )
-from nicsim.studies.cai.metrics import measure_mixed, measure_rpc
+from nicsim.studies.cai.metrics import measure_mixed, measure_outcast, measure_rpc
 from nicsim.studies.records import RunReport
 
 try:
@@ -64,6 +66,11 @@ MIXED_RPCS = [1, 4, 16]
 """The study's mixed experiment (its artifact's mixed.sh): one long flow and 1, 4 or 16 netperf TCP_RR
 connections of run_experiment_sender.py's default --rpc-size, 4000 bytes, on one core, in the RPC
 experiment's configurations; the receiver's breakdown of all_opts."""
+OUTCAST_CONFIGS = ["no_opts", "tso_gro", "tso_gro_jumbo", "all_opts"]
+OUTCAST_FLOWS = [2, 4, 8]
+"""The study's outcast experiment (its artifact's outcast.sh): these configurations, each with 2, 4
+and 8 flows from one sender core (CPU 0) to as many receiver cores; throughput per core over the
+sender's CPU (run_experiment_sender.py); the breakdown (--util-breakdown) of all_opts."""
 COPY_CYCLES_PER_BYTE = 3.4e9 / 8.491e9
 """cai-xeon-6128's copy of received data from memory: cpu.clock over memory.copy_bandwidth."""
 DDIO_BYTES = int(3.5 * 2**20)
@@ -158,6 +165,12 @@ def expected_ids() -> list[str]:
             ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}"]
             if c == "all_opts":
                 ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
+    for c in OUTCAST_CONFIGS:
+        for n in OUTCAST_FLOWS:
+            v = f"outcast_{n}_{c}"
+            ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}"] + [f"cpu_pct.{s}.{v}" for s in SIDES]
+            if c == "all_opts":
+                ids += [f"breakdown_pct.{s}.{cat}.{v}" for s in SIDES for cat in SPEC_CATEGORIES]
     return ids
 
 
@@ -509,6 +522,64 @@ def test_the_mixed_runs_add_rpc_connections_beside_the_flow(short: Path) -> None
         b = report.host("b").timed
         busy = [c for c in b.raw["cores"] if c["busy_s"] > 0]
         assert len(busy) <= (1 if KNOBS[v.config][3] else 2), v.id
+
+
+def test_the_outcast_runs_give_each_flow_a_receiver_of_its_own() -> None:
+    s = tomllib.loads(OUTCAST_SCENARIO.read_text(encoding="utf-8"))
+    receivers = [f"b{i}" for i in range(8)]
+    assert [h["name"] for h in s["hosts"]] == ["a", *receivers]
+    assert all(h["profile"] == "cai-xeon-6128" and h["tcp"]["nagle"] == "minshall" for h in s["hosts"])
+    assert [sorted(link["endpoints"]) for link in s["links"]] == [sorted([n, "sw"]) for n in ["a", *receivers]]
+    assert all(link["rate"] == "100Gbps" for link in s["links"])
+    # The sender reaches every receiver at once (smoltcp would ask for the second's address a second later).
+    assert s["run"]["arp"] == "warm"
+    assert [(v.config, v.flows) for v in OUTCAST] == [(c, n) for c in OUTCAST_CONFIGS for n in OUTCAST_FLOWS]
+    for v in OUTCAST:
+        assert v.id == f"outcast_{v.flows}_{v.config}"
+        mtu, tso, lro, arfs = KNOBS[v.config]
+        tx, rx = socket_buffers(mtu, tso)
+        knobs = v.fixed(SHORT)
+        flows = knobs.pop("workload.transfers")
+        assert flows == [{"from": "a", "to": f"b{n}", "port": 5001 + n, "duration": SHORT, "omit": WARMUP,
+                          "write_size": "128KiB"} for n in range(v.flows)], v.id
+        expected = {}
+        for i in range(9):
+            expected |= {f"links[{i}].mtu": f"{mtu}B", f"hosts[{i}].nic.tso": tso, f"hosts[{i}].nic.lro": lro,
+                         f"hosts[{i}].nic.arfs": arfs, f"hosts[{i}].tcp.tx_buffer": f"{tx}B",
+                         f"hosts[{i}].tcp.rx_buffer": f"{rx}B"}
+        assert knobs == expected, v.id
+
+
+def test_outcast_flows_are_intact_and_divided_by_the_senders_cores(short: Path) -> None:
+    loaded = build(SHORT).load(short)
+    for v in OUTCAST:
+        report = loaded[v.run(SHORT).key]
+        assert isinstance(report, RunReport)
+        s = report.summary
+        assert s.verified and s.lost == 0, v.id
+        # One flow to each receiver, each started at once (no second of ARP silence) and carrying data.
+        flows = report.raw["bulk_flows"]
+        assert [(f["from"], f["to"]) for f in flows] == [("a", f"b{n}") for n in range(v.flows)], v.id
+        # Measured from the same moment: the warm-up's end (no flow waits a second for ARP).
+        starts = [f["start_s"] for f in flows]
+        assert all(f["bytes"] > 0 for f in flows) and max(starts) - min(starts) < 1e-3, v.id
+        # All flows leave through a's one 100 Gb/s link: MSS (MTU less 52 B of headers with time stamps)
+        # per MTU + 38 B of wire. What the receivers read in the measured interval is at most that, plus
+        # what already waited in their receive buffers when it began.
+        mtu, tso = KNOBS[v.config][:2]
+        buffered = v.flows * socket_buffers(mtu, tso)[1] * 8 / s.duration_s
+        assert 0 < s.goodput_bps <= 100e9 * (mtu - 52) / (mtu + 38) + buffered, v.id
+        m = measure_outcast(report, v.receivers)
+        # Throughput per core is over the sender's CPU; the receivers' CPU is every receiver's.
+        a = report.host("a").timed
+        sender_pct = 100 * sum(c["utilization"] for c in a.raw["cores"])
+        assert m.per_core_gbps == pytest.approx(s.goodput_bps / 1e9 / (sender_pct / 100), rel=1e-9), v.id
+        receivers = [report.host(f"b{n}").timed for n in range(v.flows)]
+        assert m.receiver.cpu_pct == pytest.approx(
+            100 * sum(c["utilization"] for t in receivers for c in t.raw["cores"]), rel=1e-9), v.id
+        assert all(sum(c["utilization"] for c in t.raw["cores"]) > 0 for t in receivers), v.id
+        # The summed breakdown still covers the study's 95 % (no user-space work in nicsim's iperf).
+        assert sum(m.receiver.breakdown_pct.values()) == pytest.approx(95.0, abs=0.5), v.id
 
 
 def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:

@@ -598,6 +598,25 @@ pub struct RunConfig {
     /// Width of the bins of time series (CPU utilisation over time).
     #[serde(default = "default_sample_interval")]
     pub sample_interval: Duration,
+    /// How hosts learn each other's MAC addresses.
+    #[serde(default)]
+    pub arp: Arp,
+}
+
+/// How hosts learn each other's MAC addresses (`run.arp`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arp {
+    /// Over the wire when first needed, as smoltcp does it: one ARP request,
+    /// then a second of silence for the whole host before the next, so a
+    /// host that starts talking to several new peers at once reaches the
+    /// second a second later (Linux resolves each neighbour on its own).
+    #[default]
+    Cold,
+    /// Every host knows every other host's MAC address when the run starts,
+    /// as on a testbed whose hosts have talked before: no ARP on the wire
+    /// (smoltcp keeps an entry for a minute, then asks again).
+    Warm,
 }
 
 fn default_sample_interval() -> Duration {
@@ -610,7 +629,7 @@ fn default_time_limit() -> Duration {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { time_limit: default_time_limit(), sample_interval: default_sample_interval() }
+        RunConfig { time_limit: default_time_limit(), sample_interval: default_sample_interval(), arp: Arp::Cold }
     }
 }
 

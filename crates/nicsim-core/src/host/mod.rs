@@ -267,6 +267,32 @@ impl Host {
         }
     }
 
+    /// Fill the neighbour (ARP) cache with `peers` (address, MAC) before
+    /// the run starts, as a host that has talked to them before knows them
+    /// (`run.arp = "warm"`). Each is taken as an ARP reply handed straight to
+    /// the stack, off the wire and uncounted; smoltcp keeps an entry for a
+    /// minute (`ENTRY_LIFETIME`) and drops peers outside the host's subnet.
+    pub fn learn_neighbours(&mut self, peers: &[(Ipv4Addr, EthernetAddress)]) {
+        use smoltcp::wire::{ArpOperation, ArpPacket, ArpRepr, EthernetFrame, EthernetProtocol, EthernetRepr};
+        for &(ip, mac) in peers.iter().filter(|(ip, _)| *ip != self.ip) {
+            let arp = ArpRepr::EthernetIpv4 {
+                operation: ArpOperation::Reply,
+                source_hardware_addr: mac,
+                source_protocol_addr: ip,
+                target_hardware_addr: self.mac,
+                target_protocol_addr: self.ip,
+            };
+            let eth = EthernetRepr { src_addr: mac, dst_addr: self.mac, ethertype: EthernetProtocol::Arp };
+            let mut bytes = vec![0u8; eth.buffer_len() + arp.buffer_len()];
+            let mut frame = EthernetFrame::new_unchecked(&mut bytes[..]);
+            eth.emit(&mut frame);
+            arp.emit(&mut ArpPacket::new_unchecked(frame.payload_mut()));
+            self.dev.rx.push_back(bytes);
+        }
+        self.iface.poll(Time::ZERO.to_smoltcp(), &mut self.dev, &mut self.sockets);
+        debug_assert!(self.dev.tx.is_empty(), "an ARP reply is answered by nothing");
+    }
+
     /// The MAC address of host `index`.
     pub fn mac_of(index: usize) -> EthernetAddress {
         EthernetAddress([0x02, 0, 0, 0, (index >> 8) as u8, index as u8 + 1])

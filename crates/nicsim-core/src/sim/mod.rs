@@ -218,6 +218,12 @@ impl Sim {
                 Host::new(&h.stack(i).expect("validated scenario"), i, stack_mtu(i), seed, nic, pristine(i))
             })
             .collect();
+        if s.run.arp == crate::config::Arp::Warm {
+            let known: Vec<_> = hosts.iter().map(|h| (h.ip, h.mac)).collect();
+            for h in &mut hosts {
+                h.learn_neighbours(&known);
+            }
+        }
         let mut links = Vec::with_capacity(s.links.len());
         for (i, l) in s.links.iter().enumerate() {
             let ends = [index(&l.endpoints[0]), index(&l.endpoints[1])];

@@ -241,6 +241,7 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "at most 10s",
         ),
         ("time limit of 200 days", run_table("time_limit = \"17280000s\""), "run.time_limit", "at most 1000000s"),
+        ("ARP neither cold nor warm", run_table("arp = \"hot\""), "run.arp", "unknown variant `hot`"),
         (
             "a billion CPU sample bins",
             scenario(

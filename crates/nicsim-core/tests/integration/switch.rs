@@ -112,6 +112,31 @@ fn a_chain_of_switches_delivers_across_every_hop() {
 }
 
 #[test]
+fn a_host_with_warm_neighbour_caches_reaches_every_receiver_at_once() {
+    let flows =
+        transfer("a", "b", "1MiB", 5001) + &transfer("a", "c", "1MiB", 5002) + &transfer("a", "d", "1MiB", 5003);
+    let text = star(&["a", "b", "c", "d"], "rate = \"10Gbps\"", "0ns") + &flows;
+    let starts =
+        |r: &Report| r.bulk_flows.as_ref().expect("per-flow rows").iter().map(|f| f.start_s).collect::<Vec<f64>>();
+    // smoltcp's way (the default): one ARP request, then a second of
+    // silence for the whole host, so the second and third receivers are
+    // reached one and two seconds late.
+    let cold = run(&text);
+    assert!(cold.summary.verified);
+    let s = starts(&cold);
+    assert!(s[0] < 1e-3 && (1.0..1.001).contains(&s[1]) && (2.0..2.001).contains(&s[2]), "cold starts {s:?}");
+    assert!(cold.switches[0].stats.flooded >= 3, "each ARP request is flooded");
+    // Warm: every host knows the others at the start; all three connect at
+    // once, every stream intact, and no ARP (the only broadcast) is sent.
+    let warm = run(&(text + "[run]\narp = \"warm\"\n"));
+    assert!(warm.summary.verified);
+    let s = starts(&warm);
+    assert!(s.iter().all(|&t| t < 1e-4), "warm starts {s:?}");
+    assert_eq!(warm.flows.iter().map(|f| f.bytes).collect::<Vec<_>>(), vec![1 << 20; 3]);
+    assert_eq!(warm.switches[0].stats.flooded, 0);
+}
+
+#[test]
 fn bad_topologies_name_the_field() {
     let base = "[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n[[switches]]\nname = \"sw\"\n";
     let bulk = "[workload.bulk]\nfrom = \"a\"\nto = \"b\"\nbytes = \"1MiB\"\n";

@@ -463,6 +463,95 @@ MIXED: tuple[Mixed, ...] = tuple(Mixed(c, n) for c in MIXED_CONFIGS for n in MIX
 out (predictions)."""
 
 
+OUTCAST_SCENARIO = HERE / "outcast.toml"
+"""The outcast experiment's scenario: the sender ``a`` and receivers ``b0`` to ``b7`` on a switch."""
+OUTCAST_CONFIGS = ("no_opts", "tso_gro", "tso_gro_jumbo", "all_opts")
+"""The configurations of the study's outcast experiment, in its order
+(``outcast.sh`` in its artifact's ``scripts/receiver`` and ``scripts/sender``)."""
+OUTCAST_FLOWS = (2, 4, 8)
+"""Its numbers of flows (``--num-connections``)."""
+OUTCAST_BREAKDOWN = ("all_opts",)
+"""The outcast configurations whose CPU breakdown the study records (``--util-breakdown``)."""
+OUTCAST_HOSTS = 1 + max(OUTCAST_FLOWS)
+"""Hosts (and links) of ``outcast.toml``: the sender ``a`` first, then the receivers."""
+
+
+def outcast_receivers(flows: int) -> tuple[str, ...]:
+    """The receiver hosts of an outcast run with ``flows`` flows."""
+    return tuple(f"b{i}" for i in range(flows))
+
+
+@dataclass(frozen=True)
+class Outcast(_Experiment):
+    """One run of the study's outcast experiment (``outcast.sh``): ``flows``
+    long iperf flows from one sender core, each to a receiver core of its
+    own, configuration ``config``. The study's sender runs every iperf
+    client on CPU 0 with the flows' interrupts on CPU 1 (or, with aRFS, on
+    CPU 0), as nicsim's sender runs every flow on ``cpu.app_core`` with its
+    softirq work on ``cpu.irq_core``; its receiver runs each server on CPU
+    ``n``. nicsim's hosts have one application core each, so ``outcast.toml``
+    has one receiver host per flow on a switch. Here the sender is the
+    bottleneck and the study divides the throughput by the sender's CPU
+    (``run_experiment_sender.py``: ``total_throughput * 100 / cpu_util``
+    for ``--config outcast``); the receivers' CPU and breakdown are the
+    sums over the receiver hosts."""
+
+    config: str
+    flows: int
+
+    @property
+    def id(self) -> str:
+        """The run's id in ``comparison.csv`` (``throughput_gbps.<id>``)."""
+        return f"outcast_{self.flows}_{self.config}"
+
+    @property
+    def label(self) -> str:
+        return f"{CONFIG[self.config].label}, {self.flows} flows from one core"
+
+    @property
+    def breakdown(self) -> bool:
+        """Whether the study records this run's CPU breakdown."""
+        return self.config in OUTCAST_BREAKDOWN
+
+    @property
+    def receivers(self) -> tuple[str, ...]:
+        return outcast_receivers(self.flows)
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        """The configuration on every host and link, and one flow per receiver."""
+        c = CONFIG[self.config]
+        tx, rx = socket_buffers(c.mtu, c.tso)
+        knobs: dict[str, Any] = {}
+        for i in range(OUTCAST_HOSTS):
+            knobs[f"links[{i}].mtu"] = f"{c.mtu}B"
+            knobs[f"hosts[{i}].tcp.tx_buffer"] = f"{tx}B"
+            knobs[f"hosts[{i}].tcp.rx_buffer"] = f"{rx}B"
+            knobs[f"hosts[{i}].nic.tso"] = c.tso
+            knobs[f"hosts[{i}].nic.lro"] = c.lro
+            knobs[f"hosts[{i}].nic.arfs"] = c.arfs
+        knobs["workload.transfers"] = [
+            {"from": "a", "to": b, "port": OUTCAST_PORT + n, "duration": duration, "omit": WARMUP,
+             "write_size": OUTCAST_WRITE}
+            for n, b in enumerate(self.receivers)
+        ]
+        return knobs
+
+    def run(self, duration: str = DURATION) -> Run:
+        """The run of ``outcast.toml`` (its cache sweep is ``cai-<id>``)."""
+        key = self.id if duration == DURATION else f"{self.id}-{duration}"
+        return Run(key, OUTCAST_SCENARIO, f"{self.label}, {duration}", self.fixed(duration))
+
+
+OUTCAST_PORT = 5001
+"""The first flow's port (the artifact's ``BASE_PORT``; flow ``n`` uses ``BASE_PORT + n``)."""
+OUTCAST_WRITE = "128KiB"
+"""iperf's default read and write size for TCP, as ``flow.toml`` has it."""
+
+OUTCAST: tuple[Outcast, ...] = tuple(Outcast(c, n) for c in OUTCAST_CONFIGS for n in OUTCAST_FLOWS)
+"""The outcast experiment's runs, in the study's order. Every result is held
+out (predictions)."""
+
+
 CATEGORIES = ("data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip")
 """The study's CPU categories, in its order."""
 

@@ -35,7 +35,7 @@ def section(runs: Runs, ctx: Context) -> list[str]:
             continue
         report = ctx.report(runs[v.id])
         m = measure(report)
-        for q in run_quantities(v.id, v.label, m):
+        for q in run_quantities(v.id, v.label, m, carried="the flows"):
             receiver = q.id.startswith(("throughput_gbps.", "per_core_gbps.", "cpu_pct.receiver.",
                                         "breakdown_pct.receiver."))
             if receiver and (q.kind == "throughput" or v.breakdown):

@@ -75,11 +75,14 @@ class Metrics:
     retransmissions: int
     reads: Reads | None = None
     """Where the receiver's reads found the data (``None``: no DDIO in the profile)."""
+    per_core_side: str = "receiver"
+    """The side whose cores the throughput is divided by: the receiver's,
+    or in the outcast experiment the sender's (the study's bottleneck there)."""
 
     @property
     def per_core_gbps(self) -> float:
-        """Throughput over the receiver's cores used."""
-        return per_core(self.throughput_gbps, self.sides["receiver"].cpu_pct)
+        """Throughput over the cores ``per_core_side`` used."""
+        return per_core(self.throughput_gbps, self.sides[self.per_core_side].cpu_pct)
 
     @property
     def sender(self) -> Side:
@@ -90,11 +93,11 @@ class Metrics:
         return self.sides["receiver"]
 
 
-def per_core(throughput_gbps: float, receiver_cpu_pct: float) -> float:
-    """Throughput per receiver core: ``throughput / (cpu % / 100)``."""
-    if receiver_cpu_pct <= 0:
-        raise ValueError(f"the receiver used no CPU ({receiver_cpu_pct} %): no throughput per core")
-    return throughput_gbps / (receiver_cpu_pct / 100.0)
+def per_core(throughput_gbps: float, cpu_pct: float) -> float:
+    """Throughput per core: ``throughput / (cpu % / 100)``."""
+    if cpu_pct <= 0:
+        raise ValueError(f"the side used no CPU ({cpu_pct} %): no throughput per core")
+    return throughput_gbps / (cpu_pct / 100.0)
 
 
 def cpu_pct(timing: HostTiming) -> float:
@@ -162,14 +165,19 @@ def interrupt_cycles(profile: str = PROFILE) -> tuple[float, float]:
     return float(cpu.get("interrupt_entry", 0)), float(cpu.get("interrupt_exit", 0))
 
 
-def _side(report: RunReport, host: str) -> Side:
-    """Host ``host``'s CPU in the run."""
+def _side(report: RunReport, *hosts: str) -> Side:
+    """The CPU of host ``hosts`` in the run, summed over them when there are
+    several (the outcast experiment's receivers stand for cores of one host)."""
     entry, exit_ = interrupt_cycles()
-    t = report.host(host).timed
-    interrupts = sum(int(c.get("interrupts", 0)) for c in t.raw.get("cores", []))
-    clocks = tuple(float(c.get("busy_clock_hz", 0.0)) / 1e9 for c in t.raw.get("cores", [])
-                   if float(c.get("busy_s", 0.0)) > 0)
-    return Side(cpu_pct(t), dict(t.cycles), breakdown(t.cycles, interrupts, entry, exit_), clocks)
+    timings = [report.host(h).timed for h in hosts]
+    cores = [c for t in timings for c in t.raw.get("cores", [])]
+    interrupts = sum(int(c.get("interrupts", 0)) for c in cores)
+    clocks = tuple(float(c.get("busy_clock_hz", 0.0)) / 1e9 for c in cores if float(c.get("busy_s", 0.0)) > 0)
+    cycles: dict[str, float] = {}
+    for t in timings:
+        for layer, v in t.cycles.items():
+            cycles[layer] = cycles.get(layer, 0.0) + v
+    return Side(sum(cpu_pct(t) for t in timings), cycles, breakdown(cycles, interrupts, entry, exit_), clocks)
 
 
 def _reads(report: RunReport, host: str) -> Reads | None:
@@ -196,6 +204,16 @@ def measure_mixed(report: RunReport, rpc_bytes: int) -> Metrics:
     gbps = (report.summary.goodput_bps + rate * rpc_bytes * 8) / 1e9
     return Metrics(gbps, {"receiver": _side(report, receiver)}, report.summary.retransmissions,
                    _reads(report, receiver))
+
+
+def measure_outcast(report: RunReport, receivers: tuple[str, ...]) -> Metrics:
+    """The study's quantities from a run of its outcast experiment
+    (``outcast.toml``): every flow's goodput together, the sender's side,
+    the receiver hosts ``receivers`` summed as one side, and throughput
+    per sender core (the study divides by the sender's CPU there)."""
+    sender = SIDES["sender"]
+    sides = {"sender": _side(report, sender), "receiver": _side(report, *receivers)}
+    return Metrics(report.summary.goodput_bps / 1e9, sides, report.summary.retransmissions, None, "sender")
 
 
 def measure_rpc(report: RunReport) -> Metrics:

@@ -80,7 +80,7 @@ def run_quantities(config: str, label: str, m: Metrics, pub: Published | None = 
     measured (the RPC experiment's only the receiver's); ``carried`` names
     what the throughput is of."""
     out = [
-        Quantity(f"per_core_gbps.{config}", f"throughput per receiver core, {label}", "Gb/s",
+        Quantity(f"per_core_gbps.{config}", f"throughput per {m.per_core_side} core, {label}", "Gb/s",
                  m.per_core_gbps, pub.per_core_gbps if pub else None, "throughput"),
         Quantity(f"throughput_gbps.{config}", f"throughput of {carried}, {label}", "Gb/s",
                  m.throughput_gbps, pub.throughput_gbps if pub else None, "throughput"),
@@ -118,10 +118,12 @@ def _plt() -> Any:
 
 def series_from_single(
     rows: list[dict[str, Any]], configs: tuple[str, ...], x_key: str, single: Mapping[str, Metrics], x_single: float,
+    side: str = "receiver",
 ) -> dict[str, tuple[list[float], list[float], list[float]]]:
-    """Per configuration label, the x, per-core and receiver CPU values of
-    ``rows`` (an experiment's table, keyed by ``config``), led by the
-    configuration's single-flow run at ``x_single`` when ``single`` has it."""
+    """Per configuration label, the x, per-core and ``side`` CPU values of
+    ``rows`` (an experiment's table, keyed by ``config``, with
+    ``<side>_cpu_pct``), led by the configuration's single-flow run at
+    ``x_single`` when ``single`` has it."""
     series = {}
     for c in configs:
         mine = [r for r in rows if r["config"] == c]
@@ -131,27 +133,27 @@ def series_from_single(
         series[CONFIG[c].label] = (
             [x_single for _ in lead] + [r[x_key] for r in mine],
             [m.per_core_gbps for m in lead] + [r["per_core_gbps"] for r in mine],
-            [m.receiver.cpu_pct for m in lead] + [r["receiver_cpu_pct"] for r in mine],
+            [m.sides[side].cpu_pct for m in lead] + [r[f"{side}_cpu_pct"] for r in mine],
         )
     return series
 
 
 def per_core_and_cpu_figure(
     ctx: Context, name: str, series: Mapping[str, tuple[list[float], list[float], list[float]]],
-    xlabel: str, xticks: list[float],
+    xlabel: str, xticks: list[float], side: str = "receiver",
 ) -> str:
-    """A two-panel figure ``name``: throughput per receiver core and the
-    receiver's CPU against ``x``, one line per ``series`` label (its x,
+    """A two-panel figure ``name``: throughput per ``side`` core and that
+    side's CPU against ``x``, one line per ``series`` label (its x,
     per-core and CPU values); returns the PNG's name for the report."""
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
     for label, (x, per_core, cpu) in series.items():
         axes[0].plot(x, per_core, "o-", label=label)
         axes[1].plot(x, cpu, "o-", label=label)
-    axes[0].set_ylabel("Gb/s per receiver core")
-    axes[0].set_title("Throughput per receiver core")
-    axes[1].set_ylabel("receiver CPU % (100 = one core)")
-    axes[1].set_title("Receiver CPU")
+    axes[0].set_ylabel(f"Gb/s per {side} core")
+    axes[0].set_title(f"Throughput per {side} core")
+    axes[1].set_ylabel(f"{side} CPU % (100 = one core)")
+    axes[1].set_title(f"{side.capitalize()} CPU")
     for ax in axes:
         ax.set_xticks(xticks)
         ax.set_xlabel(xlabel)

@@ -7,7 +7,7 @@ import functools
 
 from nicsim.studies.framework import Section, Study
 
-from . import buffers, ddio, incast, mixed, report, rpc
+from . import buffers, ddio, incast, mixed, outcast, report, rpc
 from .claims import claims
 from .experiments import (
     BUFFERS,
@@ -19,6 +19,7 @@ from .experiments import (
     LAYER_CATEGORY,
     MIXED,
     NO_DDIO,
+    OUTCAST,
     RPCS,
 )
 
@@ -44,7 +45,8 @@ INTRO = [
     "configurations' results are held out: their rows are predictions from the same profile, unchanged, and so",
     "are the study's buffer experiment's (all optimisations with both socket buffers fixed, 100 KiB to 12.5 MiB)",
     "its DDIO experiment's (every configuration with the flow's cores on a socket without the NIC), its",
-    "incast experiment's (8, 16 and 24 flows into one receiver core), its RPC experiment's (16",
+    "incast experiment's (8, 16 and 24 flows into one receiver core), its outcast experiment's (2, 4 and 8",
+    "flows from one sender core, each to a receiver core of its own), its RPC experiment's (16",
     "request/response connections of 4 to 64 KB into one receiver core) and its mixed experiment's (one",
     "flow and 1, 4 or 16 such connections on one core).",
     "",
@@ -56,7 +58,7 @@ INTRO = [
 DESCRIPTION = (
     "Cai et al., SIGCOMM 2021: one long TCP flow between two Xeon Gold 6128 hosts with 100 Gb/s ConnectX-5 Ex"
     " NICs, seven configurations of TSO/GRO, jumbo frames and aRFS; throughput per core and the CPU breakdown;"
-    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; RPCs; a flow with RPCs."
+    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; outcast; RPCs; a flow with RPCs."
 )
 
 
@@ -67,6 +69,7 @@ def build(duration: str = DURATION) -> Study:
     buffer_runs = {b.id: b.run(duration) for b in BUFFERS}
     no_ddio_runs = {v.id: v.run(duration) for v in NO_DDIO}
     incast_runs = {v.id: v.run(duration) for v in INCAST}
+    outcast_runs = {v.id: v.run(duration) for v in OUTCAST}
     rpc_runs = {v.id: v.run(duration) for v in RPCS}
     mixed_runs = {v.id: v.run(duration) for v in MIXED}
     calibration_runs = [runs[c] for c in CALIBRATION]
@@ -86,6 +89,8 @@ def build(duration: str = DURATION) -> Study:
                     functools.partial(ddio.section, {**runs, **no_ddio_runs})),
             Section("Incast: several flows into one core", every + list(incast_runs.values()),
                     functools.partial(incast.section, {**runs, **incast_runs})),
+            Section("Outcast: several flows from one core", every + list(outcast_runs.values()),
+                    functools.partial(outcast.section, {**runs, **outcast_runs})),
             Section("RPCs: 16 request/response connections into one core", list(rpc_runs.values()),
                     functools.partial(rpc.section, rpc_runs)),
             Section("A flow and RPCs on one core", every + list(mixed_runs.values()),
