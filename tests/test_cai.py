@@ -23,11 +23,14 @@ from nicsim.studies.cai.experiments import (
     INCAST,
     MIXED,
     NO_DDIO,
+    NUMA,
     OUTCAST,
     OUTCAST_SCENARIO,
     RPC_SCENARIO,
     RPCS,
     SCENARIO,
+    NoDdio,
+    Rpc,
     TCP_RMEM_MAX,
     TCP_WMEM_MAX,
     WARMUP,
@@ -165,6 +168,10 @@ def expected_ids() -> list[str]:
             ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}"]
             if c == "all_opts":
                 ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
+    for flow in ["long", "short"]:
+        for place in ["local", "remote"]:
+            v = f"numa_{flow}_{place}"
+            ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}"]
     for c in OUTCAST_CONFIGS:
         for n in OUTCAST_FLOWS:
             v = f"outcast_{n}_{c}"
@@ -580,6 +587,32 @@ def test_outcast_flows_are_intact_and_divided_by_the_senders_cores(short: Path) 
         assert all(sum(c["utilization"] for c in t.raw["cores"]) > 0 for t in receivers), v.id
         # The summed breakdown still covers the study's 95 % (no user-space work in nicsim's iperf).
         assert sum(m.receiver.breakdown_pct.values()) == pytest.approx(95.0, abs=0.5), v.id
+
+
+def test_the_numa_runs_are_the_other_experiments_and_the_rpcs_with_a_remote_receiver(short: Path) -> None:
+    runs = {v.id: v.run(SHORT) for v in NUMA}
+    assert list(runs) == ["numa_long_local", "numa_long_remote", "numa_short_local", "numa_short_remote"]
+    # numa.sh: the long flow on CPU 0, then with --cpus 1 on both hosts (the DDIO experiment's all_opts);
+    # 16 short connections (the RPC experiment at run_experiment_sender.py's default 4000 B), then
+    # with the receiver's netserver alone on CPU 1.
+    assert runs["numa_long_local"] == CONFIG["all_opts"].run(SHORT)
+    assert runs["numa_long_remote"] == NoDdio("all_opts").run(SHORT)
+    assert runs["numa_short_local"] == Rpc("all_opts", 4000).run(SHORT)
+    remote = dict(runs["numa_short_remote"].fixed)
+    assert remote.pop("hosts[0].memory.ddio") == "0B"
+    assert remote == Rpc("all_opts", 4000).fixed(SHORT)
+    loaded = build(SHORT).load(short)
+    local_r, remote_r = loaded[runs["numa_short_local"].key], loaded[runs["numa_short_remote"].key]
+    assert isinstance(local_r, RunReport) and isinstance(remote_r, RunReport)
+    assert remote_r.summary.verified and remote_r.summary.lost == 0
+    # Only the receiver lost DDIO; no byte it reads is cheaper to copy for that.
+    assert not remote_r.host("b").timed.raw.get("rx_copy") and local_r.host("b").timed.raw.get("rx_copy")
+    assert remote_r.host("a0").timed.raw.get("rx_copy")
+
+    def copy_per_byte(r: RunReport) -> float:
+        return r.host("b").timed.cycles["copy"] / r.summary.payload_bytes
+
+    assert copy_per_byte(remote_r) >= copy_per_byte(local_r) * 0.99
 
 
 def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:

@@ -552,6 +552,71 @@ OUTCAST: tuple[Outcast, ...] = tuple(Outcast(c, n) for c in OUTCAST_CONFIGS for 
 out (predictions)."""
 
 
+NUMA_FLOWS = ("long", "short")
+"""The study's NUMA experiment's flows (``numa.sh``): one long iperf flow, or
+16 netperf ``TCP_RR`` connections of the default ``--rpc-size`` into one
+core (``--config incast --flow-type short``)."""
+NUMA_PLACES = ("local", "remote")
+"""Where its receiver runs the application: on CPU 0, the NIC's socket, or
+on CPU 1 (``--cpus 1``), another socket."""
+NUMA_RPC_SIZE = 4000
+"""The short flows' request and response size: ``run_experiment_sender.py``'s
+default ``--rpc-size``, which ``numa.sh`` does not set."""
+
+
+@dataclass(frozen=True)
+class Numa(_Experiment):
+    """One run of the study's NUMA experiment (``numa.sh``), all
+    optimisations: ``flow`` (``long`` or ``short``) with the receiver's
+    application on the NIC's socket (``local``) or another (``remote``).
+    Three of its four runs are runs of other experiments: the long flow
+    local is ``all_opts``; remote, both hosts run iperf on CPU 1 and with
+    aRFS its interrupts too, which is the DDIO experiment's ``all_opts``
+    (:class:`NoDdio`); the short flows local are the RPC experiment's
+    4 000-byte ``all_opts``. The fourth moves only the receiver's netserver
+    to CPU 1 (the sender's clients keep their CPUs), so nicsim runs the RPC
+    scenario with DDIO off on the receiver ``b`` alone. The study also
+    measures the receiver's L3 miss rate, which nicsim does not report."""
+
+    flow: str
+    place: str
+
+    @property
+    def id(self) -> str:
+        """The run's id in ``comparison.csv`` (``per_core_gbps.<id>``)."""
+        return f"numa_{self.flow}_{self.place}"
+
+    @property
+    def label(self) -> str:
+        what = "one long flow" if self.flow == "long" else f"16 RPC connections of {NUMA_RPC_SIZE} B"
+        return f"all optimisations, {what}, the receiver's application on the {self.place} socket"
+
+    @property
+    def breakdown(self) -> bool:
+        return False
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        """The overrides of its run."""
+        return dict(self.run(duration).fixed)
+
+    def run(self, duration: str = DURATION) -> Run:
+        """The run: another experiment's, or for the short flows remote, the
+        RPC run with DDIO off on the receiver (its cache sweep ``cai-<id>``)."""
+        if self.flow == "long":
+            return CONFIG["all_opts"].run(duration) if self.place == "local" else NoDdio("all_opts").run(duration)
+        rpc = Rpc("all_opts", NUMA_RPC_SIZE)
+        if self.place == "local":
+            return rpc.run(duration)
+        knobs = {**rpc.fixed(duration), "hosts[0].memory.ddio": "0B"}
+        key = self.id if duration == DURATION else f"{self.id}-{duration}"
+        return Run(key, RPC_SCENARIO, f"{self.label}, {duration}", knobs)
+
+
+NUMA: tuple[Numa, ...] = tuple(Numa(f, p) for f in NUMA_FLOWS for p in NUMA_PLACES)
+"""The NUMA experiment's runs, in the study's order. Every result is held
+out (predictions)."""
+
+
 CATEGORIES = ("data_copy", "etc", "lock", "mm", "netdev", "sched", "skb", "tcpip")
 """The study's CPU categories, in its order."""
 

@@ -7,7 +7,7 @@ import functools
 
 from nicsim.studies.framework import Section, Study
 
-from . import buffers, ddio, incast, mixed, outcast, report, rpc
+from . import buffers, ddio, incast, mixed, numa, outcast, report, rpc
 from .claims import claims
 from .experiments import (
     BUFFERS,
@@ -19,6 +19,7 @@ from .experiments import (
     LAYER_CATEGORY,
     MIXED,
     NO_DDIO,
+    NUMA,
     OUTCAST,
     RPCS,
 )
@@ -47,8 +48,9 @@ INTRO = [
     "its DDIO experiment's (every configuration with the flow's cores on a socket without the NIC), its",
     "incast experiment's (8, 16 and 24 flows into one receiver core), its outcast experiment's (2, 4 and 8",
     "flows from one sender core, each to a receiver core of its own), its RPC experiment's (16",
-    "request/response connections of 4 to 64 KB into one receiver core) and its mixed experiment's (one",
-    "flow and 1, 4 or 16 such connections on one core).",
+    "request/response connections of 4 to 64 KB into one receiver core), its mixed experiment's (one",
+    "flow and 1, 4 or 16 such connections on one core) and its NUMA experiment's (a flow or 16 such",
+    "connections, the receiver's application on either socket).",
     "",
     f"**nicsim layers to the study's categories** (any layer not listed counts as etc): {_MAPPING}.",
     "",
@@ -58,7 +60,7 @@ INTRO = [
 DESCRIPTION = (
     "Cai et al., SIGCOMM 2021: one long TCP flow between two Xeon Gold 6128 hosts with 100 Gb/s ConnectX-5 Ex"
     " NICs, seven configurations of TSO/GRO, jumbo frames and aRFS; throughput per core and the CPU breakdown;"
-    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; outcast; RPCs; a flow with RPCs."
+    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; outcast; RPCs; a flow with RPCs; NUMA."
 )
 
 
@@ -72,6 +74,7 @@ def build(duration: str = DURATION) -> Study:
     outcast_runs = {v.id: v.run(duration) for v in OUTCAST}
     rpc_runs = {v.id: v.run(duration) for v in RPCS}
     mixed_runs = {v.id: v.run(duration) for v in MIXED}
+    numa_runs = {v.id: v.run(duration) for v in NUMA}
     calibration_runs = [runs[c] for c in CALIBRATION]
     every = list(runs.values())
     return Study(
@@ -95,6 +98,8 @@ def build(duration: str = DURATION) -> Study:
                     functools.partial(rpc.section, rpc_runs)),
             Section("A flow and RPCs on one core", every + list(mixed_runs.values()),
                     functools.partial(mixed.section, {**runs, **mixed_runs})),
+            Section("NUMA: the receiver's application on another socket", list(numa_runs.values()),
+                    functools.partial(numa.section, numa_runs)),
             Section("Claims", every, functools.partial(claims, runs)),
         ],
         description=DESCRIPTION,
