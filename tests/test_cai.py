@@ -457,6 +457,19 @@ def test_incast_flows_share_the_link_and_the_receivers_two_cores(short: Path) ->
         assert sum(c["utilization"] for c in busy) <= len(busy) + 1e-9, v.id
 
 
+def every_host(n: int, config: str, buffers: tuple[int, int] | None = None) -> dict[str, Any]:
+    """The knobs that put configuration ``config`` on hosts and links 0 to ``n`` - 1 (and the socket
+    buffers ``buffers``, send and receive, if given)."""
+    mtu, tso, lro, arfs = KNOBS[config]
+    knobs: dict[str, Any] = {}
+    for i in range(n):
+        knobs |= {f"links[{i}].mtu": f"{mtu}B", f"hosts[{i}].nic.tso": tso, f"hosts[{i}].nic.lro": lro,
+                  f"hosts[{i}].nic.arfs": arfs}
+        if buffers is not None:
+            knobs |= {f"hosts[{i}].tcp.tx_buffer": f"{buffers[0]}B", f"hosts[{i}].tcp.rx_buffer": f"{buffers[1]}B"}
+    return knobs
+
+
 def test_the_rpc_runs_set_every_host_and_link_of_the_rpc_scenario() -> None:
     s = tomllib.loads(RPC_SCENARIO.read_text(encoding="utf-8"))
     clients = [f"a{i}" for i in range(16)]
@@ -470,14 +483,10 @@ def test_the_rpc_runs_set_every_host_and_link_of_the_rpc_scenario() -> None:
     assert [(v.config, v.size) for v in RPCS] == [(c, n) for c in RPC_CONFIGS for n in RPC_SIZES]
     for v in RPCS:
         assert v.id == f"rpc_{v.size}_{v.config}"
-        mtu, tso, lro, arfs = KNOBS[v.config]
         knobs = v.fixed(SHORT)
         expected = {"workload.dsm.request": f"{v.size}B", "workload.dsm.page_size": f"{v.size}B",
                     "workload.dsm.duration": SHORT, "workload.dsm.omit": WARMUP}
-        for i in range(17):
-            expected |= {f"links[{i}].mtu": f"{mtu}B", f"hosts[{i}].nic.tso": tso, f"hosts[{i}].nic.lro": lro,
-                         f"hosts[{i}].nic.arfs": arfs}
-        assert knobs == expected, v.id
+        assert knobs == expected | every_host(17, v.config), v.id
 
 
 def test_rpcs_are_intact_and_the_throughput_is_one_directions(short: Path) -> None:
@@ -543,18 +552,13 @@ def test_the_outcast_runs_give_each_flow_a_receiver_of_its_own() -> None:
     assert [(v.config, v.flows) for v in OUTCAST] == [(c, n) for c in OUTCAST_CONFIGS for n in OUTCAST_FLOWS]
     for v in OUTCAST:
         assert v.id == f"outcast_{v.flows}_{v.config}"
-        mtu, tso, lro, arfs = KNOBS[v.config]
+        mtu, tso = KNOBS[v.config][:2]
         tx, rx = socket_buffers(mtu, tso)
         knobs = v.fixed(SHORT)
         flows = knobs.pop("workload.transfers")
         assert flows == [{"from": "a", "to": f"b{n}", "port": 5001 + n, "duration": SHORT, "omit": WARMUP,
                           "write_size": "128KiB"} for n in range(v.flows)], v.id
-        expected = {}
-        for i in range(9):
-            expected |= {f"links[{i}].mtu": f"{mtu}B", f"hosts[{i}].nic.tso": tso, f"hosts[{i}].nic.lro": lro,
-                         f"hosts[{i}].nic.arfs": arfs, f"hosts[{i}].tcp.tx_buffer": f"{tx}B",
-                         f"hosts[{i}].tcp.rx_buffer": f"{rx}B"}
-        assert knobs == expected, v.id
+        assert knobs == every_host(9, v.config, buffers=(tx, rx)), v.id
 
 
 def test_outcast_flows_are_intact_and_divided_by_the_senders_cores(short: Path) -> None:

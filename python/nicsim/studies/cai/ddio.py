@@ -18,7 +18,7 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import CATEGORIES, CONFIG, NO_DDIO, RECEIVER, SIDES
 from .metrics import Metrics, measure
-from .report import CATEGORY_LABELS, run_quantities
+from .report import CATEGORY_LABELS, run_quantities, simulated
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, or ``no_ddio_<config>``) -> its run."""
@@ -28,12 +28,10 @@ def metrics(ctx: Context, runs: Runs) -> dict[str, tuple[Metrics | None, Metrics
     """Each configuration's measurements with DDIO (None if its run is
     missing) and without, in the study's order."""
     out: dict[str, tuple[Metrics | None, Metrics]] = {}
-    for v in NO_DDIO:
-        if v.id not in runs or not ctx.has(runs[v.id]):
-            continue
+    for v, report in simulated(ctx, runs, NO_DDIO):
         base = runs.get(v.config)
         with_ddio = measure(ctx.report(base)) if base is not None and ctx.has(base) else None
-        out[v.config] = (with_ddio, measure(ctx.report(runs[v.id])))
+        out[v.config] = (with_ddio, measure(report))
     return out
 
 

@@ -16,8 +16,8 @@ from typing import Any
 from nicsim.studies.framework import Context, Run
 
 from .experiments import INCAST, INCAST_CONFIGS, INCAST_FLOWS
-from .metrics import Metrics, measure
-from .report import per_core_and_cpu_figure, run_quantities, series_from_single
+from .metrics import measure
+from .report import per_core_and_cpu_figure, run_quantities, series_from_single, simulated, single_flows
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, or ``incast_<flows>_<config>``) -> its run."""
@@ -26,14 +26,8 @@ Runs = Mapping[str, Run]
 def section(runs: Runs, ctx: Context) -> list[str]:
     """Throughput, throughput per core and receiver CPU against the number of flows."""
     rows: list[dict[str, Any]] = []
-    single: dict[str, Metrics] = {}
-    for c in INCAST_CONFIGS:
-        if c in runs and ctx.has(runs[c]):
-            single[c] = measure(ctx.report(runs[c]))
-    for v in INCAST:
-        if v.id not in runs or not ctx.has(runs[v.id]):
-            continue
-        report = ctx.report(runs[v.id])
+    single = single_flows(ctx, runs, INCAST_CONFIGS)
+    for v, report in simulated(ctx, runs, INCAST):
         m = measure(report)
         for q in run_quantities(v.id, v.label, m, carried="the flows"):
             receiver = q.id.startswith(("throughput_gbps.", "per_core_gbps.", "cpu_pct.receiver.",

@@ -16,8 +16,8 @@ from typing import Any
 from nicsim.studies.framework import Context, Run
 
 from .experiments import MIXED, MIXED_CONFIGS, MIXED_RPC_SIZE, MIXED_RPCS
-from .metrics import Metrics, measure, measure_mixed
-from .report import per_core_and_cpu_figure, run_quantities, series_from_single
+from .metrics import measure_mixed
+from .report import per_core_and_cpu_figure, run_quantities, series_from_single, simulated, single_flows
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, or ``mixed_<rpcs>_<config>``) -> its run."""
@@ -26,14 +26,8 @@ Runs = Mapping[str, Run]
 def section(runs: Runs, ctx: Context) -> list[str]:
     """Throughput per core and receiver CPU against the number of RPC connections."""
     rows: list[dict[str, Any]] = []
-    single: dict[str, Metrics] = {}
-    for c in MIXED_CONFIGS:
-        if c in runs and ctx.has(runs[c]):
-            single[c] = measure(ctx.report(runs[c]))
-    for v in MIXED:
-        if v.id not in runs or not ctx.has(runs[v.id]):
-            continue
-        report = ctx.report(runs[v.id])
+    single = single_flows(ctx, runs, MIXED_CONFIGS)
+    for v, report in simulated(ctx, runs, MIXED):
         m = measure_mixed(report, MIXED_RPC_SIZE)
         for q in run_quantities(v.id, v.label, m, carried="the flow and the connections"):
             if q.kind == "throughput" or v.breakdown:

@@ -16,7 +16,7 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import NUMA
 from .metrics import measure, measure_rpc
-from .report import run_quantities
+from .report import run_quantities, simulated
 
 Runs = Mapping[str, Run]
 """Run id (``numa_<flow>_<place>``) -> its run."""
@@ -25,10 +25,7 @@ Runs = Mapping[str, Run]
 def section(runs: Runs, ctx: Context) -> list[str]:
     """Throughput per receiver core of each flow on each socket."""
     rows: list[dict[str, Any]] = []
-    for v in NUMA:
-        if v.id not in runs or not ctx.has(runs[v.id]):
-            continue
-        report = ctx.report(runs[v.id])
+    for v, report in simulated(ctx, runs, NUMA):
         m = measure(report) if v.flow == "long" else measure_rpc(report)
         carried = "the flow" if v.flow == "long" else "the connections (one direction)"
         for q in run_quantities(v.id, v.label, m, carried=carried):

@@ -17,8 +17,8 @@ from typing import Any
 from nicsim.studies.framework import Context, Run
 
 from .experiments import OUTCAST, OUTCAST_CONFIGS, OUTCAST_FLOWS
-from .metrics import Metrics, measure, measure_outcast
-from .report import per_core_and_cpu_figure, run_quantities, series_from_single
+from .metrics import measure_outcast
+from .report import per_core_and_cpu_figure, run_quantities, series_from_single, simulated, single_flows
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, or ``outcast_<flows>_<config>``) -> its run."""
@@ -27,15 +27,8 @@ Runs = Mapping[str, Run]
 def section(runs: Runs, ctx: Context) -> list[str]:
     """Throughput, throughput per sender core and the sender's CPU against the number of flows."""
     rows: list[dict[str, Any]] = []
-    single: dict[str, Metrics] = {}
-    for c in OUTCAST_CONFIGS:
-        if c in runs and ctx.has(runs[c]):
-            m = measure(ctx.report(runs[c]))
-            single[c] = Metrics(m.throughput_gbps, m.sides, m.retransmissions, m.reads, "sender")
-    for v in OUTCAST:
-        if v.id not in runs or not ctx.has(runs[v.id]):
-            continue
-        report = ctx.report(runs[v.id])
+    single = single_flows(ctx, runs, OUTCAST_CONFIGS, per_core_side="sender")
+    for v, report in simulated(ctx, runs, OUTCAST):
         m = measure_outcast(report, v.receivers)
         for q in run_quantities(v.id, v.label, m, carried="the flows"):
             if q.kind == "throughput" or v.breakdown:

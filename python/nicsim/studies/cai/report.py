@@ -10,14 +10,26 @@ ones a test builds with :func:`nicsim.studies.cai.build`) as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from nicsim.studies import comparison
 from nicsim.studies.framework import Context, Run
+from nicsim.studies.records import RunReport
 
-from .experiments import CALIBRATION, CATEGORIES, CONFIG, CONFIGS, LAYER_CATEGORY, PUBLISHED, SIDES, Published
+from .experiments import (
+    CALIBRATION,
+    CATEGORIES,
+    CONFIG,
+    CONFIGS,
+    LAYER_CATEGORY,
+    PUBLISHED,
+    SIDES,
+    Published,
+    _Experiment,
+)
 from .metrics import Metrics, measure
 
 Runs = Mapping[str, Run]
@@ -51,6 +63,25 @@ COLORS = {
 def metrics(ctx: Context, runs: Runs) -> dict[str, Metrics]:
     """Each configuration's measurements, in the study's order."""
     return {c.id: measure(ctx.report(runs[c.id])) for c in CONFIGS if c.id in runs and ctx.has(runs[c.id])}
+
+
+def single_flows(ctx: Context, runs: Runs, configs: tuple[str, ...], per_core_side: str = "receiver",
+                 ) -> dict[str, Metrics]:
+    """The single-flow runs of ``configs`` that ``runs`` has and that ran,
+    measured, their throughput per core over ``per_core_side``'s CPU (the
+    point each line of a figure of another experiment starts from)."""
+    return {c: dataclasses.replace(measure(ctx.report(runs[c])), per_core_side=per_core_side)
+            for c in configs if c in runs and ctx.has(runs[c])}
+
+
+E = TypeVar("E", bound=_Experiment)
+
+
+def simulated(ctx: Context, runs: Runs, experiments: Iterable[E]) -> Iterator[tuple[E, RunReport]]:
+    """Each of ``experiments`` whose run ``runs`` has and that ran, with its report, in order."""
+    for v in experiments:
+        if v.id in runs and ctx.has(runs[v.id]):
+            yield v, ctx.report(runs[v.id])
 
 
 @dataclass(frozen=True)

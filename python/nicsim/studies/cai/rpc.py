@@ -19,7 +19,7 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import CONFIG, RPC_CONFIGS, RPC_SIZES, RPCS
 from .metrics import measure_rpc
-from .report import per_core_and_cpu_figure, run_quantities
+from .report import per_core_and_cpu_figure, run_quantities, simulated
 
 Runs = Mapping[str, Run]
 """Run id (``rpc_<size>_<config>``) -> its run."""
@@ -28,10 +28,7 @@ Runs = Mapping[str, Run]
 def section(runs: Runs, ctx: Context) -> list[str]:
     """Throughput per core and receiver CPU against the message size."""
     rows: list[dict[str, Any]] = []
-    for v in RPCS:
-        if v.id not in runs or not ctx.has(runs[v.id]):
-            continue
-        report = ctx.report(runs[v.id])
+    for v, report in simulated(ctx, runs, RPCS):
         m = measure_rpc(report)
         for q in run_quantities(v.id, v.label, m, carried="the connections (one direction)"):
             if q.kind == "throughput" or v.breakdown:
