@@ -30,7 +30,7 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --profile-set OUT.json  # the profile's own set, a start for the modes above
     .venv/bin/python scripts/fit_cai.py --robust-predictions FIT.json N PCT [SEED]  # the DDIO and incast predictions of the set and of N nudged copies
     .venv/bin/python scripts/fit_cai.py --robust-rpc FIT.json N PCT [SEED]  # the same for the RPC and mixed predictions (throughput per receiver core)
-    .venv/bin/python scripts/fit_cai.py --robust-outcast FIT.json N PCT [SEED]  # the same for the outcast predictions (throughput per sender core)
+    .venv/bin/python scripts/fit_cai.py --robust-outcast FIT.json N PCT [SEED]  # the same for the outcast (per sender core) and one-to-one predictions
 
 Session 33 also fitted with `ddio_ways = 2` in the profile (DDIO as two
 ways of each L3 set): --search-groups (seed 3323, 1 500 s) reached 33 rows
@@ -566,7 +566,7 @@ def experiment_gbps(v, x: dict) -> tuple[float, float]:
     import tomllib
 
     from nicsim.campaign.knobs import dumps, loads, set_knob
-    from nicsim.studies.cai.experiments import MIXED_RPC_SIZE, Mixed, Outcast
+    from nicsim.studies.cai.experiments import MIXED_RPC_SIZE, Mixed, OneToOne, Outcast
 
     run = v.run()
     sc = loads(open(run.scenario, encoding="utf-8").read())
@@ -582,28 +582,28 @@ def experiment_gbps(v, x: dict) -> tuple[float, float]:
     rate = s.get("transaction_rate") or 0.0
     if isinstance(v, Mixed):
         gbps = (s["goodput_bps"] + rate * MIXED_RPC_SIZE * 8) / 1e9
-    elif isinstance(v, Outcast):
+    elif isinstance(v, (Outcast, OneToOne)):
         gbps = s["goodput_bps"] / 1e9
     else:
         gbps = s["goodput_bps"] / 2e9
-    side = "a" if isinstance(v, Outcast) else "b"
-    h = next(h for h in d["hosts"] if h["name"] == side)
-    return gbps, 100 * sum(c["utilization"] for c in h["timing"]["cores"])
+    side = {"a"} if isinstance(v, Outcast) else set(v.receivers) if isinstance(v, OneToOne) else {"b"}
+    return gbps, 100 * sum(c["utilization"] for h in d["hosts"] if h["name"] in side for c in h["timing"]["cores"])
 
 
 def robust_rpc(x: dict, n: int, pct: float, seed: int = 2, outcast: bool = False) -> None:
     """The calibration rows within 10 % and the throughput per core of the
     RPC and mixed predictions (or with `outcast`, the outcast ones, per
-    sender core), for `x` and for `n` copies with every cost nudged by up
-    to +- pct %."""
-    from nicsim.studies.cai.experiments import Mixed, Outcast, Rpc
+    sender core, and the one-to-one ones), for `x` and for `n` copies with
+    every cost nudged by up to +- pct %."""
+    from nicsim.studies.cai.experiments import Mixed, OneToOne, Outcast, Rpc
 
     clamp(x)
     runs = [Rpc("no_opts", 4000), Rpc("no_opts", 64000), Rpc("tso_gro", 64000), Rpc("all_opts", 4000),
             Rpc("all_opts", 64000), Mixed("no_opts", 1), Mixed("no_opts", 16), Mixed("all_opts", 16)]
     if outcast:
-        runs = [Outcast("no_opts", 2), Outcast("no_opts", 4), Outcast("no_opts", 8), Outcast("tso_gro", 2),
-                Outcast("tso_gro", 8), Outcast("all_opts", 2)]
+        runs = [Outcast("no_opts", 2), Outcast("no_opts", 4), Outcast("tso_gro", 2), Outcast("tso_gro_jumbo", 2),
+                Outcast("all_opts", 2), OneToOne("no_opts", 8), OneToOne("tso_gro_jumbo", 8), OneToOne("all_opts", 8),
+                OneToOne("all_opts", 24)]
     print("set       rows  " + "  ".join(f"{v.id:>20s}" for v in runs))
     for i, f in enumerate([{}] + nudges(n, pct, seed, list(x))):
         y = nudged(x, f)

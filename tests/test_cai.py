@@ -24,6 +24,10 @@ from nicsim.studies.cai.experiments import (
     MIXED,
     NO_DDIO,
     NUMA,
+    ONE_TO_ONE,
+    ONE_TO_ONE_CONFIGS,
+    ONE_TO_ONE_FLOWS,
+    ONE_TO_ONE_SCENARIO,
     OUTCAST,
     OUTCAST_SCENARIO,
     RPC_SCENARIO,
@@ -37,7 +41,7 @@ from nicsim.studies.cai.experiments import (
     _breakdown,
     socket_buffers,
 )
-from nicsim.studies.cai.metrics import measure_mixed, measure_outcast, measure_rpc
+from nicsim.studies.cai.metrics import measure_mixed, measure_one_to_one, measure_outcast, measure_rpc
 from nicsim.studies.records import RunReport
 
 try:
@@ -74,6 +78,9 @@ OUTCAST_FLOWS = [2, 4, 8]
 """The study's outcast experiment (its artifact's outcast.sh): these configurations, each with 2, 4
 and 8 flows from one sender core (CPU 0) to as many receiver cores; throughput per core over the
 sender's CPU (run_experiment_sender.py); the breakdown (--util-breakdown) of all_opts."""
+ONE_TO_ONE_SPEC = ["no_opts", "tso_gro", "tso_gro_jumbo", "all_opts"]
+"""The study's one-to-one experiment (its artifact's one-to-one.sh): these configurations, each with 8,
+16 and 24 flows, flow i from sender CPU i to receiver CPU i; the receiver's breakdown of all_opts."""
 COPY_CYCLES_PER_BYTE = 3.4e9 / 8.491e9
 """cai-xeon-6128's copy of received data from memory: cpu.clock over memory.copy_bandwidth."""
 DDIO_BYTES = int(3.5 * 2**20)
@@ -172,6 +179,12 @@ def expected_ids() -> list[str]:
         for place in ["local", "remote"]:
             v = f"numa_{flow}_{place}"
             ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}"]
+    for c in ONE_TO_ONE_SPEC:
+        for n in [8, 16, 24]:
+            v = f"one_to_one_{n}_{c}"
+            ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}"] + [f"cpu_pct.{s}.{v}" for s in SIDES]
+            if c == "all_opts":
+                ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
     for c in OUTCAST_CONFIGS:
         for n in OUTCAST_FLOWS:
             v = f"outcast_{n}_{c}"
@@ -457,14 +470,14 @@ def test_incast_flows_share_the_link_and_the_receivers_two_cores(short: Path) ->
         assert sum(c["utilization"] for c in busy) <= len(busy) + 1e-9, v.id
 
 
-def every_host(n: int, config: str, buffers: tuple[int, int] | None = None) -> dict[str, Any]:
-    """The knobs that put configuration ``config`` on hosts and links 0 to ``n`` - 1 (and the socket
-    buffers ``buffers``, send and receive, if given)."""
+def every_host(n: int, config: str, buffers: tuple[int, int] | None = None, links: int | None = None,
+               ) -> dict[str, Any]:
+    """The knobs that put configuration ``config`` on hosts 0 to ``n`` - 1 and links 0 to ``links`` - 1
+    (``n`` unless given), and the socket buffers ``buffers`` (send and receive) if given."""
     mtu, tso, lro, arfs = KNOBS[config]
-    knobs: dict[str, Any] = {}
+    knobs: dict[str, Any] = {f"links[{i}].mtu": f"{mtu}B" for i in range(n if links is None else links)}
     for i in range(n):
-        knobs |= {f"links[{i}].mtu": f"{mtu}B", f"hosts[{i}].nic.tso": tso, f"hosts[{i}].nic.lro": lro,
-                  f"hosts[{i}].nic.arfs": arfs}
+        knobs |= {f"hosts[{i}].nic.tso": tso, f"hosts[{i}].nic.lro": lro, f"hosts[{i}].nic.arfs": arfs}
         if buffers is not None:
             knobs |= {f"hosts[{i}].tcp.tx_buffer": f"{buffers[0]}B", f"hosts[{i}].tcp.rx_buffer": f"{buffers[1]}B"}
     return knobs
@@ -558,6 +571,9 @@ def test_the_outcast_runs_give_each_flow_a_receiver_of_its_own() -> None:
         flows = knobs.pop("workload.transfers")
         assert flows == [{"from": "a", "to": f"b{n}", "port": 5001 + n, "duration": SHORT, "omit": WARMUP,
                           "write_size": "128KiB"} for n in range(v.flows)], v.id
+        # The receivers stand for cores of one host: each takes an equal share of its 3.5 MiB of DDIO.
+        ddio = {k: knobs.pop(k) for k in list(knobs) if k.endswith(".memory.ddio")}
+        assert ddio == {f"hosts[{1 + n}].memory.ddio": f"{DDIO_BYTES // v.flows}B" for n in range(v.flows)}, v.id
         assert knobs == every_host(9, v.config, buffers=(tx, rx)), v.id
 
 
@@ -617,6 +633,52 @@ def test_the_numa_runs_are_the_other_experiments_and_the_rpcs_with_a_remote_rece
         return r.host("b").timed.cycles["copy"] / r.summary.payload_bytes
 
     assert copy_per_byte(remote_r) >= copy_per_byte(local_r) * 0.99
+
+
+def test_the_one_to_one_runs_give_each_flow_a_pair_of_hosts_on_one_shared_link() -> None:
+    s = tomllib.loads(ONE_TO_ONE_SCENARIO.read_text(encoding="utf-8"))
+    senders, receivers = [f"a{i}" for i in range(24)], [f"b{i}" for i in range(24)]
+    assert [h["name"] for h in s["hosts"]] == senders + receivers
+    assert all(h["profile"] == "cai-xeon-6128" and h["tcp"]["nagle"] == "minshall" for h in s["hosts"])
+    # One link between the senders' switch and the receivers' carries every flow, as the study's cable does.
+    assert [sorted(link["endpoints"]) for link in s["links"]] == (
+        [["sa", "sb"]] + [sorted([a, "sa"]) for a in senders] + [sorted([b, "sb"]) for b in receivers])
+    assert all(link["rate"] == "100Gbps" for link in s["links"])
+    assert [(v.config, v.flows) for v in ONE_TO_ONE] == [(c, n) for c in ONE_TO_ONE_CONFIGS for n in ONE_TO_ONE_FLOWS]
+    for v in ONE_TO_ONE:
+        assert v.id == f"one_to_one_{v.flows}_{v.config}"
+        mtu, tso = KNOBS[v.config][:2]
+        knobs = v.fixed(SHORT)
+        assert knobs.pop("workload.transfers") == [
+            {"from": f"a{n}", "to": f"b{n}", "port": 5001 + n, "duration": SHORT, "omit": WARMUP,
+             "write_size": "128KiB"} for n in range(v.flows)], v.id
+        ddio = {k: knobs.pop(k) for k in list(knobs) if k.endswith(".memory.ddio")}
+        assert ddio == {f"hosts[{24 + n}].memory.ddio": f"{DDIO_BYTES // v.flows}B" for n in range(v.flows)}, v.id
+        assert knobs == every_host(48, v.config, buffers=socket_buffers(mtu, tso), links=49), v.id
+
+
+def test_one_to_one_flows_are_intact_share_the_link_and_divide_by_the_receivers_cores(short: Path) -> None:
+    loaded = build(SHORT).load(short)
+    for v in ONE_TO_ONE:
+        report = loaded[v.run(SHORT).key]
+        assert isinstance(report, RunReport)
+        s = report.summary
+        assert s.verified and s.lost == 0, v.id
+        flows = report.raw["bulk_flows"]
+        assert [(f["from"], f["to"]) for f in flows] == [(f"a{n}", f"b{n}") for n in range(v.flows)], v.id
+        assert all(f["bytes"] > 0 for f in flows), v.id
+        # Every byte crossed the one shared link: what the receivers read in the measured interval is at most
+        # its ceiling plus what already waited in their receive buffers.
+        mtu, tso = KNOBS[v.config][:2]
+        buffered = v.flows * socket_buffers(mtu, tso)[1] * 8 / s.duration_s
+        assert 0 < s.goodput_bps <= 100e9 * (mtu - 52) / (mtu + 38) + buffered, v.id
+        m = measure_one_to_one(report, v.senders, v.receivers)
+        cpu = 100 * sum(c["utilization"] for b in v.receivers for c in report.host(b).timed.raw["cores"])
+        assert m.receiver.cpu_pct == pytest.approx(cpu, rel=1e-9), v.id
+        assert m.per_core_gbps == pytest.approx(s.goodput_bps / 1e9 / (cpu / 100), rel=1e-9), v.id
+        # The idle pairs did nothing.
+        idle = [f"b{n}" for n in range(v.flows, 24)]
+        assert all(sum(c["busy_s"] for c in report.host(b).timed.raw["cores"]) < 1e-4 for b in idle), v.id
 
 
 def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:

@@ -518,22 +518,11 @@ class Outcast(_Experiment):
         return outcast_receivers(self.flows)
 
     def fixed(self, duration: str = DURATION) -> dict[str, Any]:
-        """The configuration on every host and link, and one flow per receiver."""
-        c = CONFIG[self.config]
-        tx, rx = socket_buffers(c.mtu, c.tso)
-        knobs: dict[str, Any] = {}
-        for i in range(OUTCAST_HOSTS):
-            knobs[f"links[{i}].mtu"] = f"{c.mtu}B"
-            knobs[f"hosts[{i}].tcp.tx_buffer"] = f"{tx}B"
-            knobs[f"hosts[{i}].tcp.rx_buffer"] = f"{rx}B"
-            knobs[f"hosts[{i}].nic.tso"] = c.tso
-            knobs[f"hosts[{i}].nic.lro"] = c.lro
-            knobs[f"hosts[{i}].nic.arfs"] = c.arfs
-        knobs["workload.transfers"] = [
-            {"from": "a", "to": b, "port": OUTCAST_PORT + n, "duration": duration, "omit": WARMUP,
-             "write_size": OUTCAST_WRITE}
-            for n, b in enumerate(self.receivers)
-        ]
+        """The configuration on every host and link, each receiver's share
+        of DDIO, and one flow per receiver."""
+        knobs = every_host(self.config, OUTCAST_HOSTS, OUTCAST_HOSTS)
+        knobs |= ddio_shares(range(1, 1 + self.flows))
+        knobs["workload.transfers"] = flows(["a"] * self.flows, self.receivers, duration)
         return knobs
 
     def run(self, duration: str = DURATION) -> Run:
@@ -542,14 +531,123 @@ class Outcast(_Experiment):
         return Run(key, OUTCAST_SCENARIO, f"{self.label}, {duration}", self.fixed(duration))
 
 
-OUTCAST_PORT = 5001
+FLOW_PORT = 5001
 """The first flow's port (the artifact's ``BASE_PORT``; flow ``n`` uses ``BASE_PORT + n``)."""
-OUTCAST_WRITE = "128KiB"
+FLOW_WRITE = "128KiB"
 """iperf's default read and write size for TCP, as ``flow.toml`` has it."""
+DDIO_BYTES = 3670016
+"""``cai-xeon-6128``'s ``memory.ddio`` (3.5 MiB): the L3 share a host's NIC writes fill."""
+
+
+def every_host(config: str, hosts: int, links: int) -> dict[str, Any]:
+    """Configuration ``config`` on hosts 0 to ``hosts`` - 1 (TSO, GRO, aRFS,
+    the socket buffers Linux autotunes) and the MTU of links 0 to ``links`` - 1."""
+    c = CONFIG[config]
+    tx, rx = socket_buffers(c.mtu, c.tso)
+    knobs: dict[str, Any] = {f"links[{i}].mtu": f"{c.mtu}B" for i in range(links)}
+    for i in range(hosts):
+        knobs[f"hosts[{i}].tcp.tx_buffer"] = f"{tx}B"
+        knobs[f"hosts[{i}].tcp.rx_buffer"] = f"{rx}B"
+        knobs[f"hosts[{i}].nic.tso"] = c.tso
+        knobs[f"hosts[{i}].nic.lro"] = c.lro
+        knobs[f"hosts[{i}].nic.arfs"] = c.arfs
+    return knobs
+
+
+def ddio_shares(receivers: range) -> dict[str, Any]:
+    """An equal share of one host's DDIO for each of hosts ``receivers``,
+    which stand for cores of one receiver. nicsim's DDIO holds the newest
+    bytes the NIC wrote; when n flows at equal rates share it, the newest
+    ``DDIO_BYTES`` hold about ``DDIO_BYTES / n`` of each flow's, which is
+    what a host of its own with that share holds of its one flow."""
+    share = DDIO_BYTES // len(receivers)
+    return {f"hosts[{i}].memory.ddio": f"{share}B" for i in receivers}
+
+
+def flows(senders: list[str], receivers: tuple[str, ...], duration: str) -> list[dict[str, Any]]:
+    """One iperf flow from each of ``senders`` to the receiver at the same
+    place, on ports ``FLOW_PORT`` + n, for ``duration`` after the warm-up."""
+    if len(senders) != len(receivers):
+        raise ValueError(f"{len(senders)} senders for {len(receivers)} receivers")
+    return [{"from": a, "to": b, "port": FLOW_PORT + n, "duration": duration, "omit": WARMUP, "write_size": FLOW_WRITE}
+            for n, (a, b) in enumerate(zip(senders, receivers))]
 
 OUTCAST: tuple[Outcast, ...] = tuple(Outcast(c, n) for c in OUTCAST_CONFIGS for n in OUTCAST_FLOWS)
 """The outcast experiment's runs, in the study's order. Every result is held
 out (predictions)."""
+
+
+ONE_TO_ONE_SCENARIO = HERE / "one_to_one.toml"
+"""The one-to-one experiment's scenario: senders ``a0`` to ``a23`` on switch
+``sa``, receivers ``b0`` to ``b23`` on switch ``sb``, one link between them."""
+ONE_TO_ONE_CONFIGS = ("no_opts", "tso_gro", "tso_gro_jumbo", "all_opts")
+"""The configurations of the study's one-to-one experiment, in its order
+(``one-to-one.sh`` in its artifact's ``scripts/receiver`` and ``scripts/sender``)."""
+ONE_TO_ONE_FLOWS = (8, 16, 24)
+"""Its numbers of flows (``--num-connections``)."""
+ONE_TO_ONE_BREAKDOWN = ("all_opts",)
+"""The one-to-one configurations whose CPU breakdown the study records (``--util-breakdown``)."""
+ONE_TO_ONE_PAIRS = max(ONE_TO_ONE_FLOWS)
+"""Sender and receiver hosts of ``one_to_one.toml`` (each): hosts ``a0``.. first, then ``b0``.."""
+
+
+@dataclass(frozen=True)
+class OneToOne(_Experiment):
+    """One run of the study's one-to-one experiment (``one-to-one.sh``):
+    ``flows`` long iperf flows, flow ``i`` from sender core ``i`` to
+    receiver core ``i``, configuration ``config``. The study divides the
+    throughput by the receiver's CPU (all its cores). nicsim's hosts have
+    one application core each, so ``one_to_one.toml`` gives each flow a
+    sender host and a receiver host, the flows sharing one 100 Gb/s link
+    between two switches as the study's share its cable; each side's CPU
+    and breakdown are the sums over its hosts. The study's receiver cores
+    share one L3: each receiver host gets an equal share of DDIO
+    (:func:`ddio_shares`); one NIC, its PCIe link and memory they do not
+    share here, and the study's placement of each flow's interrupts on the
+    next flow's core (``--affinity`` is each CPU + 1) they cannot."""
+
+    config: str
+    flows: int
+
+    @property
+    def id(self) -> str:
+        """The run's id in ``comparison.csv`` (``throughput_gbps.<id>``)."""
+        return f"one_to_one_{self.flows}_{self.config}"
+
+    @property
+    def label(self) -> str:
+        return f"{CONFIG[self.config].label}, {self.flows} flows, each core to a core"
+
+    @property
+    def breakdown(self) -> bool:
+        """Whether the study records this run's CPU breakdown."""
+        return self.config in ONE_TO_ONE_BREAKDOWN
+
+    @property
+    def senders(self) -> tuple[str, ...]:
+        return tuple(f"a{i}" for i in range(self.flows))
+
+    @property
+    def receivers(self) -> tuple[str, ...]:
+        return tuple(f"b{i}" for i in range(self.flows))
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        """The configuration on every host and link, each receiver's share
+        of DDIO, and one flow per pair."""
+        knobs = every_host(self.config, 2 * ONE_TO_ONE_PAIRS, 1 + 2 * ONE_TO_ONE_PAIRS)
+        knobs |= ddio_shares(range(ONE_TO_ONE_PAIRS, ONE_TO_ONE_PAIRS + self.flows))
+        knobs["workload.transfers"] = flows(list(self.senders), self.receivers, duration)
+        return knobs
+
+    def run(self, duration: str = DURATION) -> Run:
+        """The run of ``one_to_one.toml`` (its cache sweep is ``cai-<id>``)."""
+        key = self.id if duration == DURATION else f"{self.id}-{duration}"
+        return Run(key, ONE_TO_ONE_SCENARIO, f"{self.label}, {duration}", self.fixed(duration))
+
+
+ONE_TO_ONE: tuple[OneToOne, ...] = tuple(OneToOne(c, n) for c in ONE_TO_ONE_CONFIGS for n in ONE_TO_ONE_FLOWS)
+"""The one-to-one experiment's runs, in the study's order. Every result is
+held out (predictions)."""
 
 
 NUMA_FLOWS = ("long", "short")

@@ -180,10 +180,21 @@ def _side(report: RunReport, *hosts: str) -> Side:
     return Side(sum(cpu_pct(t) for t in timings), cycles, breakdown(cycles, interrupts, entry, exit_), clocks)
 
 
-def _reads(report: RunReport, host: str) -> Reads | None:
-    rc = report.host(host).timed.raw.get("rx_copy")
-    return None if not rc else Reads(int(rc["llc_bytes"]), int(rc["memory_bytes"]),
-                                     float(rc["mean_unread_bytes"]), 1e6 * float(rc["mean_wait_s"]))
+def _reads(report: RunReport, *hosts: str) -> Reads | None:
+    """Where the reads of host ``hosts`` found the data, summed over them
+    when there are several (their mean wait weighted by the bytes each read)."""
+    copies = [rc for h in hosts if (rc := report.host(h).timed.raw.get("rx_copy"))]
+    if not copies:
+        return None
+    if len(copies) == 1:
+        rc = copies[0]
+        return Reads(int(rc["llc_bytes"]), int(rc["memory_bytes"]), float(rc["mean_unread_bytes"]),
+                     1e6 * float(rc["mean_wait_s"]))
+    llc = sum(int(rc["llc_bytes"]) for rc in copies)
+    memory = sum(int(rc["memory_bytes"]) for rc in copies)
+    read = [int(rc["llc_bytes"]) + int(rc["memory_bytes"]) for rc in copies]
+    wait = sum(r * float(rc["mean_wait_s"]) for r, rc in zip(read, copies)) / sum(read) if sum(read) else 0.0
+    return Reads(llc, memory, sum(float(rc["mean_unread_bytes"]) for rc in copies), 1e6 * wait)
 
 
 def measure(report: RunReport) -> Metrics:
@@ -214,6 +225,16 @@ def measure_outcast(report: RunReport, receivers: tuple[str, ...]) -> Metrics:
     sender = SIDES["sender"]
     sides = {"sender": _side(report, sender), "receiver": _side(report, *receivers)}
     return Metrics(report.summary.goodput_bps / 1e9, sides, report.summary.retransmissions, None, "sender")
+
+
+def measure_one_to_one(report: RunReport, senders: tuple[str, ...], receivers: tuple[str, ...]) -> Metrics:
+    """The study's quantities from a run of its one-to-one experiment
+    (``one_to_one.toml``): every flow's goodput together, the sender hosts
+    ``senders`` summed as one side and the receiver hosts ``receivers`` as
+    the other (each stands for a core of one host), throughput per
+    receiver core."""
+    sides = {"sender": _side(report, *senders), "receiver": _side(report, *receivers)}
+    return Metrics(report.summary.goodput_bps / 1e9, sides, report.summary.retransmissions, _reads(report, *receivers))
 
 
 def measure_rpc(report: RunReport) -> Metrics:

@@ -7,7 +7,7 @@ import functools
 
 from nicsim.studies.framework import Section, Study
 
-from . import buffers, ddio, incast, mixed, numa, outcast, report, rpc
+from . import buffers, ddio, incast, mixed, numa, one_to_one, outcast, report, rpc
 from .claims import claims
 from .experiments import (
     BUFFERS,
@@ -20,6 +20,7 @@ from .experiments import (
     MIXED,
     NO_DDIO,
     NUMA,
+    ONE_TO_ONE,
     OUTCAST,
     RPCS,
 )
@@ -47,7 +48,8 @@ INTRO = [
     "are the study's buffer experiment's (all optimisations with both socket buffers fixed, 100 KiB to 12.5 MiB)",
     "its DDIO experiment's (every configuration with the flow's cores on a socket without the NIC), its",
     "incast experiment's (8, 16 and 24 flows into one receiver core), its outcast experiment's (2, 4 and 8",
-    "flows from one sender core, each to a receiver core of its own), its RPC experiment's (16",
+    "flows from one sender core, each to a receiver core of its own), its one-to-one experiment's (8, 16",
+    "and 24 flows, each from a core of its own to a core of its own), its RPC experiment's (16",
     "request/response connections of 4 to 64 KB into one receiver core), its mixed experiment's (one",
     "flow and 1, 4 or 16 such connections on one core) and its NUMA experiment's (a flow or 16 such",
     "connections, the receiver's application on either socket).",
@@ -60,7 +62,7 @@ INTRO = [
 DESCRIPTION = (
     "Cai et al., SIGCOMM 2021: one long TCP flow between two Xeon Gold 6128 hosts with 100 Gb/s ConnectX-5 Ex"
     " NICs, seven configurations of TSO/GRO, jumbo frames and aRFS; throughput per core and the CPU breakdown;"
-    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; outcast; RPCs; a flow with RPCs; NUMA."
+    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; outcast; one-to-one; RPCs; a flow with RPCs; NUMA."
 )
 
 
@@ -72,6 +74,7 @@ def build(duration: str = DURATION) -> Study:
     no_ddio_runs = {v.id: v.run(duration) for v in NO_DDIO}
     incast_runs = {v.id: v.run(duration) for v in INCAST}
     outcast_runs = {v.id: v.run(duration) for v in OUTCAST}
+    one_to_one_runs = {v.id: v.run(duration) for v in ONE_TO_ONE}
     rpc_runs = {v.id: v.run(duration) for v in RPCS}
     mixed_runs = {v.id: v.run(duration) for v in MIXED}
     numa_runs = {v.id: v.run(duration) for v in NUMA}
@@ -94,6 +97,8 @@ def build(duration: str = DURATION) -> Study:
                     functools.partial(incast.section, {**runs, **incast_runs})),
             Section("Outcast: several flows from one core", every + list(outcast_runs.values()),
                     functools.partial(outcast.section, {**runs, **outcast_runs})),
+            Section("One-to-one: flows from core to core", every + list(one_to_one_runs.values()),
+                    functools.partial(one_to_one.section, {**runs, **one_to_one_runs})),
             Section("RPCs: 16 request/response connections into one core", list(rpc_runs.values()),
                     functools.partial(rpc.section, rpc_runs)),
             Section("A flow and RPCs on one core", every + list(mixed_runs.values()),
