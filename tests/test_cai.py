@@ -23,6 +23,7 @@ from nicsim.studies.cai.experiments import (
     INCAST,
     MIXED,
     NO_DDIO,
+    ALL_TO_ALL,
     NUMA,
     ONE_TO_ONE,
     ONE_TO_ONE_CONFIGS,
@@ -179,6 +180,11 @@ def expected_ids() -> list[str]:
         for place in ["local", "remote"]:
             v = f"numa_{flow}_{place}"
             ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}"]
+    for c in ONE_TO_ONE_SPEC:
+        v = f"all_to_all_8_{c}"
+        ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}"] + [f"cpu_pct.{s}.{v}" for s in SIDES]
+        if c == "all_opts":
+            ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
     for c in ONE_TO_ONE_SPEC:
         for n in [8, 16, 24]:
             v = f"one_to_one_{n}_{c}"
@@ -679,6 +685,30 @@ def test_one_to_one_flows_are_intact_share_the_link_and_divide_by_the_receivers_
         # The idle pairs did nothing.
         idle = [f"b{n}" for n in range(v.flows, 24)]
         assert all(sum(c["busy_s"] for c in report.host(b).timed.raw["cores"]) < 1e-4 for b in idle), v.id
+
+
+def test_all_to_all_sends_a_flow_from_every_sender_to_every_receiver(short: Path) -> None:
+    # all-to-all.sh: 8 cores a side (nicsim's only size; 16 and 24 would need 3.4 and 7.7 GB of buffers),
+    # the flow from sender i to receiver j on the artifact's BASE_PORT + i * MAX_CONNECTIONS (24) + j.
+    assert [(v.config, v.cores) for v in ALL_TO_ALL] == [(c, 8) for c in ONE_TO_ONE_SPEC]
+    loaded = build(SHORT).load(short)
+    for v in ALL_TO_ALL:
+        assert v.id == f"all_to_all_8_{v.config}"
+        knobs = v.fixed(SHORT)
+        pairs = [(f"a{i}", f"b{j}", 5001 + 24 * i + j) for i in range(8) for j in range(8)]
+        assert [(f["from"], f["to"], f["port"]) for f in knobs["workload.transfers"]] == pairs, v.id
+        assert all(f["duration"] == SHORT and f["omit"] == WARMUP for f in knobs["workload.transfers"]), v.id
+        assert {k: x for k, x in knobs.items() if k.endswith(".memory.ddio")} == {
+            f"hosts[{24 + n}].memory.ddio": f"{DDIO_BYTES // 8}B" for n in range(8)}, v.id
+        report = loaded[v.run(SHORT).key]
+        assert isinstance(report, RunReport)
+        s = report.summary
+        assert s.verified and s.lost == 0, v.id
+        assert [(f["from"], f["to"]) for f in report.raw["bulk_flows"]] == [(a, b) for a, b, _ in pairs], v.id
+        assert all(f["bytes"] > 0 for f in report.raw["bulk_flows"]), v.id
+        m = measure_one_to_one(report, v.senders, v.receivers)
+        cpu = 100 * sum(c["utilization"] for b in v.receivers for c in report.host(b).timed.raw["cores"])
+        assert m.per_core_gbps == pytest.approx(s.goodput_bps / 1e9 / (cpu / 100), rel=1e-9), v.id
 
 
 def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:

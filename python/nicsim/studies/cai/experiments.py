@@ -650,6 +650,83 @@ ONE_TO_ONE: tuple[OneToOne, ...] = tuple(OneToOne(c, n) for c in ONE_TO_ONE_CONF
 held out (predictions)."""
 
 
+ALL_TO_ALL_CONFIGS = ONE_TO_ONE_CONFIGS
+"""The configurations of the study's all-to-all experiment, in its order (``all-to-all.sh``)."""
+ALL_TO_ALL_CORES = (8,)
+"""Its cores a side (``--num-connections``), of the study's 8, 16 and 24: every
+sender core sends a flow to every receiver core, so 64, 256 and 576 flows.
+nicsim gives each flow two sockets with the send and receive buffers Linux
+autotunes to (13.3 MB a flow without TSO at MTU 1 500), which is 0.85 GB
+with 8 cores a side but 3.4 and 7.7 GB with 16 and 24, more than a
+reproduction running two at once can take on a small machine."""
+ALL_TO_ALL_BREAKDOWN = ("all_opts",)
+"""The all-to-all configurations whose CPU breakdown the study records (``--util-breakdown``)."""
+ALL_TO_ALL_PORT_STRIDE = 24
+"""The ports of sender ``i``'s flows start at ``FLOW_PORT + i`` times this (the
+artifact's ``BASE_PORT + i * MAX_CONNECTIONS + j``, ``MAX_CONNECTIONS`` 24)."""
+
+
+@dataclass(frozen=True)
+class AllToAll(_Experiment):
+    """One run of the study's all-to-all experiment (``all-to-all.sh``):
+    ``cores`` sender cores each send a long iperf flow to each of ``cores``
+    receiver cores, configuration ``config``, the throughput divided by the
+    receiver's CPU. It runs on ``one_to_one.toml``: sender hosts ``a0``..
+    and receiver hosts ``b0``.. stand for the cores, every sender runs its
+    flows as one program on its application core and every receiver its
+    flows likewise, all through the one shared link, each receiver with its
+    share of DDIO (:class:`OneToOne`). The study spreads the interrupts
+    over every CPU without aRFS (``--affinity`` 0 to 23), which nicsim's
+    hosts, each with its own interrupt core, cannot."""
+
+    config: str
+    cores: int
+
+    @property
+    def id(self) -> str:
+        """The run's id in ``comparison.csv`` (``throughput_gbps.<id>``)."""
+        return f"all_to_all_{self.cores}_{self.config}"
+
+    @property
+    def label(self) -> str:
+        return f"{CONFIG[self.config].label}, {self.cores} cores to {self.cores} cores, {self.cores ** 2} flows"
+
+    @property
+    def breakdown(self) -> bool:
+        """Whether the study records this run's CPU breakdown."""
+        return self.config in ALL_TO_ALL_BREAKDOWN
+
+    @property
+    def senders(self) -> tuple[str, ...]:
+        return tuple(f"a{i}" for i in range(self.cores))
+
+    @property
+    def receivers(self) -> tuple[str, ...]:
+        return tuple(f"b{i}" for i in range(self.cores))
+
+    def fixed(self, duration: str = DURATION) -> dict[str, Any]:
+        """The configuration on every host and link, each receiver's share
+        of DDIO, and a flow from every sender to every receiver."""
+        knobs = every_host(self.config, 2 * ONE_TO_ONE_PAIRS, 1 + 2 * ONE_TO_ONE_PAIRS)
+        knobs |= ddio_shares(range(ONE_TO_ONE_PAIRS, ONE_TO_ONE_PAIRS + self.cores))
+        knobs["workload.transfers"] = [
+            {"from": a, "to": b, "port": FLOW_PORT + i * ALL_TO_ALL_PORT_STRIDE + j, "duration": duration,
+             "omit": WARMUP, "write_size": FLOW_WRITE}
+            for i, a in enumerate(self.senders) for j, b in enumerate(self.receivers)
+        ]
+        return knobs
+
+    def run(self, duration: str = DURATION) -> Run:
+        """The run of ``one_to_one.toml`` (its cache sweep is ``cai-<id>``)."""
+        key = self.id if duration == DURATION else f"{self.id}-{duration}"
+        return Run(key, ONE_TO_ONE_SCENARIO, f"{self.label}, {duration}", self.fixed(duration))
+
+
+ALL_TO_ALL: tuple[AllToAll, ...] = tuple(AllToAll(c, n) for c in ALL_TO_ALL_CONFIGS for n in ALL_TO_ALL_CORES)
+"""The all-to-all experiment's runs nicsim makes, in the study's order. Every
+result is held out (predictions)."""
+
+
 NUMA_FLOWS = ("long", "short")
 """The study's NUMA experiment's flows (``numa.sh``): one long iperf flow, or
 16 netperf ``TCP_RR`` connections of the default ``--rpc-size`` into one

@@ -1,34 +1,44 @@
-"""The study's one-to-one experiment: 8, 16 and 24 long flows, each from a
-sender core of its own to a receiver core of its own, in four
-configurations (:data:`.experiments.ONE_TO_ONE`).
+"""The study's one-to-one and all-to-all experiments: long flows from
+sender cores to receiver cores, each core with a host of its own
+(:data:`.experiments.ONE_TO_ONE`, :data:`.experiments.ALL_TO_ALL`). In
+one-to-one, 8, 16 and 24 flows, each from a core of its own to a core of
+its own; in all-to-all, a flow from every one of 8 sender cores to every
+one of 8 receiver cores. Both run in four configurations.
 
-Every result of it is held out, so every number here is a prediction: the
-flows' aggregate throughput, throughput per receiver core, both sides' CPU
-and, with all optimisations, the receiver's CPU breakdown. nicsim's cores
-are hosts, one pair per flow, summed as each side
-(:class:`.experiments.OneToOne`).
+Every result of them is held out, so every number here is a prediction:
+the flows' aggregate throughput, throughput per receiver core, both sides'
+CPU and, with all optimisations, the receiver's CPU breakdown. nicsim's
+cores are hosts, summed as each side (:class:`.experiments.OneToOne`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nicsim.studies.framework import Context, Run
 
-from .experiments import ONE_TO_ONE, ONE_TO_ONE_CONFIGS, ONE_TO_ONE_FLOWS
+from .experiments import (
+    ALL_TO_ALL,
+    ALL_TO_ALL_CONFIGS,
+    ONE_TO_ONE,
+    ONE_TO_ONE_CONFIGS,
+    ONE_TO_ONE_FLOWS,
+    AllToAll,
+    OneToOne,
+)
 from .metrics import measure_one_to_one
 from .report import per_core_and_cpu_figure, run_quantities, series_from_single, simulated, single_flows
 
 Runs = Mapping[str, Run]
-"""Run id (a configuration's, or ``one_to_one_<flows>_<config>``) -> its run."""
+"""Run id (a configuration's, ``one_to_one_<flows>_<config>`` or ``all_to_all_<cores>_<config>``) -> its run."""
 
 
-def section(runs: Runs, ctx: Context) -> list[str]:
-    """Throughput, throughput per receiver core and the receiver's CPU against the number of flows."""
+def _rows(runs: Runs, ctx: Context, experiments: Sequence[OneToOne | AllToAll], x: str) -> list[dict[str, Any]]:
+    """Each run's table row (``x``: the run's number of flows or cores),
+    its comparison rows added to the report on the way."""
     rows: list[dict[str, Any]] = []
-    single = single_flows(ctx, runs, ONE_TO_ONE_CONFIGS)
-    for v, report in simulated(ctx, runs, ONE_TO_ONE):
+    for v, report in simulated(ctx, runs, experiments):
         m = measure_one_to_one(report, v.senders, v.receivers)
         for q in run_quantities(v.id, v.label, m, carried="the flows"):
             breakdown = q.id.startswith("breakdown_pct.receiver.") and v.breakdown
@@ -37,22 +47,46 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         reads = m.reads
         fairness = report.summary.jain_fairness
         rows.append({
-            "config": v.config, "flows": v.flows,
+            "config": v.config, x: getattr(v, x),
             "throughput_gbps": round(m.throughput_gbps, 4), "per_core_gbps": round(m.per_core_gbps, 4),
             "receiver_cpu_pct": round(m.receiver.cpu_pct, 2), "sender_cpu_pct": round(m.sender.cpu_pct, 2),
             "jain_fairness": None if fairness is None else round(fairness, 5),
             "copied_from_memory_pct": None if reads is None else round(reads.from_memory_pct, 2),
             "retransmissions": m.retransmissions,
         })
+    return rows
+
+
+def _table(rows: list[dict[str, Any]], x: str) -> list[str]:
+    lines = [
+        f"| config | {x} | throughput | per receiver core | receiver CPU | sender CPU | fairness | copied from memory |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        mem = "–" if r["copied_from_memory_pct"] is None else f"{r['copied_from_memory_pct']:.1f} %"
+        fair = "–" if r["jain_fairness"] is None else f"{r['jain_fairness']:.4f}"
+        lines.append(
+            f"| `{r['config']}` | {r[x]} | {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s |"
+            f" {r['receiver_cpu_pct']:.1f} % | {r['sender_cpu_pct']:.1f} % | {fair} | {mem} |"
+        )
+    return lines + [
+        "",
+        "Fairness: Jain's index of the flows' throughputs. Copied from memory: the share of the bytes read that",
+        "DDIO (each receiver's share) no longer held; the study measures the L3 miss rate instead, so this is",
+        "not a comparison row.",
+    ]
+
+
+def section(runs: Runs, ctx: Context) -> list[str]:
+    """Throughput, throughput per receiver core and the receiver's CPU against the number of flows."""
+    rows = _rows(runs, ctx, ONE_TO_ONE, "flows")
     ctx.csv("one_to_one.csv", rows)
     if not rows:
         return ["No run of the one-to-one experiment was simulated."]
-
-    series = series_from_single(rows, ONE_TO_ONE_CONFIGS, "flows", single, 1)
+    series = series_from_single(rows, ONE_TO_ONE_CONFIGS, "flows", single_flows(ctx, runs, ONE_TO_ONE_CONFIGS), 1)
     png = per_core_and_cpu_figure(ctx, "one_to_one", series, "flows, each core to a core (1: the single-flow run)",
                                   [1, *ONE_TO_ONE_FLOWS])
-
-    lines = [
+    return [
         "The study's one-to-one experiment (`one-to-one.sh` in its artifact): 8, 16 and 24 long flows, flow i from",
         "sender CPU i to receiver CPU i (its interrupts on CPU i + 1, or with aRFS on CPU i), all through the one",
         "cable. nicsim's hosts have one application core each, so each flow has a sender host and a receiver host",
@@ -64,20 +98,26 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "",
         f"![one_to_one]({png})",
         "",
-        "| config | flows | throughput | per receiver core | receiver CPU | sender CPU | fairness | copied from memory |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        *_table(rows, "flows"),
     ]
-    for r in rows:
-        mem = "–" if r["copied_from_memory_pct"] is None else f"{r['copied_from_memory_pct']:.1f} %"
-        fair = "–" if r["jain_fairness"] is None else f"{r['jain_fairness']:.4f}"
-        lines.append(
-            f"| `{r['config']}` | {r['flows']} | {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s |"
-            f" {r['receiver_cpu_pct']:.1f} % | {r['sender_cpu_pct']:.1f} % | {fair} | {mem} |"
-        )
-    lines += [
+
+
+def all_to_all_section(runs: Runs, ctx: Context) -> list[str]:
+    """Throughput, throughput per receiver core and both sides' CPU of every configuration."""
+    rows = _rows(runs, ctx, ALL_TO_ALL, "cores")
+    ctx.csv("all_to_all.csv", rows)
+    if not rows:
+        return ["No run of the all-to-all experiment was simulated."]
+    configs = ", ".join(f"`{c}`" for c in ALL_TO_ALL_CONFIGS)
+    return [
+        "The study's all-to-all experiment (`all-to-all.sh` in its artifact): every sender core sends a long flow",
+        "to every receiver core, with 8, 16 and 24 cores a side. nicsim runs 8 cores a side (64 flows) in",
+        f"{configs} on `one_to_one.toml`: each sender host runs its 8 flows and each receiver host its 8 as one",
+        "program on its application core, all through the one shared link, each receiver with an equal share of",
+        "DDIO. 16 and 24 cores a side (256 and 576 flows) are not run: nicsim's sockets hold the buffers Linux",
+        "autotunes to whole, 3.4 and 7.7 GB. Every result is held out: each row is a prediction. Its rows:",
+        "`throughput_gbps.all_to_all_8_<config>`, `per_core_gbps.…` (per receiver core), `cpu_pct.<side>.…` and,",
+        "with all optimisations, `breakdown_pct.receiver.<category>.…`.",
         "",
-        "Fairness: Jain's index of the flows' throughputs. Copied from memory: the share of the bytes read that",
-        "DDIO (each receiver's share) no longer held; the study measures the L3 miss rate instead, so this is",
-        "not a comparison row.",
+        *_table(rows, "cores"),
     ]
-    return lines

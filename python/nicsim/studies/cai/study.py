@@ -19,6 +19,7 @@ from .experiments import (
     LAYER_CATEGORY,
     MIXED,
     NO_DDIO,
+    ALL_TO_ALL,
     NUMA,
     ONE_TO_ONE,
     OUTCAST,
@@ -49,7 +50,8 @@ INTRO = [
     "its DDIO experiment's (every configuration with the flow's cores on a socket without the NIC), its",
     "incast experiment's (8, 16 and 24 flows into one receiver core), its outcast experiment's (2, 4 and 8",
     "flows from one sender core, each to a receiver core of its own), its one-to-one experiment's (8, 16",
-    "and 24 flows, each from a core of its own to a core of its own), its RPC experiment's (16",
+    "and 24 flows, each from a core of its own to a core of its own), its all-to-all experiment's (8",
+    "cores a side, each sending a flow to each), its RPC experiment's (16",
     "request/response connections of 4 to 64 KB into one receiver core), its mixed experiment's (one",
     "flow and 1, 4 or 16 such connections on one core) and its NUMA experiment's (a flow or 16 such",
     "connections, the receiver's application on either socket).",
@@ -62,7 +64,7 @@ INTRO = [
 DESCRIPTION = (
     "Cai et al., SIGCOMM 2021: one long TCP flow between two Xeon Gold 6128 hosts with 100 Gb/s ConnectX-5 Ex"
     " NICs, seven configurations of TSO/GRO, jumbo frames and aRFS; throughput per core and the CPU breakdown;"
-    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; outcast; one-to-one; RPCs; a flow with RPCs; NUMA."
+    " socket buffers from 100 KiB to 12.5 MiB; DDIO off; incast; outcast; one-to-one; all-to-all; RPCs; a flow with RPCs; NUMA."
 )
 
 
@@ -75,6 +77,7 @@ def build(duration: str = DURATION) -> Study:
     incast_runs = {v.id: v.run(duration) for v in INCAST}
     outcast_runs = {v.id: v.run(duration) for v in OUTCAST}
     one_to_one_runs = {v.id: v.run(duration) for v in ONE_TO_ONE}
+    all_to_all_runs = {v.id: v.run(duration) for v in ALL_TO_ALL}
     rpc_runs = {v.id: v.run(duration) for v in RPCS}
     mixed_runs = {v.id: v.run(duration) for v in MIXED}
     numa_runs = {v.id: v.run(duration) for v in NUMA}
@@ -99,6 +102,8 @@ def build(duration: str = DURATION) -> Study:
                     functools.partial(outcast.section, {**runs, **outcast_runs})),
             Section("One-to-one: flows from core to core", every + list(one_to_one_runs.values()),
                     functools.partial(one_to_one.section, {**runs, **one_to_one_runs})),
+            Section("All-to-all: every core to every core", list(all_to_all_runs.values()),
+                    functools.partial(one_to_one.all_to_all_section, all_to_all_runs)),
             Section("RPCs: 16 request/response connections into one core", list(rpc_runs.values()),
                     functools.partial(rpc.section, rpc_runs)),
             Section("A flow and RPCs on one core", every + list(mixed_runs.values()),
