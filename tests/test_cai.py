@@ -152,7 +152,7 @@ def expected_ids() -> list[str]:
     for k in BUFFER_KIB:
         b = f"buffer_{k}k"
         ids += [f"throughput_gbps.{b}", f"per_core_gbps.{b}", f"cpu_pct.sender.{b}", f"cpu_pct.receiver.{b}",
-                f"copy_latency_us.{b}"]
+                f"copy_latency_us.{b}", f"l3_miss_pct.{b}"]
     for c in CONFIGS:
         v = f"no_ddio_{c}"
         ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}"] + [f"cpu_pct.{s}.{v}" for s in SIDES]
@@ -163,7 +163,9 @@ def expected_ids() -> list[str]:
             v = f"incast_{n}_{c}"
             ids += [f"throughput_gbps.{v}", f"per_core_gbps.{v}", f"cpu_pct.receiver.{v}"]
             if c == "all_opts":
+                # incast.sh: --util-breakdown and --cache-miss in the all_opts runs only.
                 ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
+                ids += [f"l3_miss_pct.{v}"]
     for c in RPC_CONFIGS:
         for n in RPC_SIZES:
             v = f"rpc_{n}_{c}"
@@ -179,7 +181,7 @@ def expected_ids() -> list[str]:
     for flow in ["long", "short"]:
         for place in ["local", "remote"]:
             v = f"numa_{flow}_{place}"
-            ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}"]
+            ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}", f"l3_miss_pct.{v}"]
     for c in ONE_TO_ONE_SPEC:
         v = f"all_to_all_8_{c}"
         ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}"] + [f"cpu_pct.{s}.{v}" for s in SIDES]
@@ -639,6 +641,30 @@ def test_the_numa_runs_are_the_other_experiments_and_the_rpcs_with_a_remote_rece
         return r.host("b").timed.cycles["copy"] / r.summary.payload_bytes
 
     assert copy_per_byte(remote_r) >= copy_per_byte(local_r) * 0.99
+
+
+def test_the_l3_miss_rate_is_the_share_of_the_received_bytes_copied_from_memory(
+        short: Path, rows: list[comparison.Row]) -> None:
+    by = {r.id: r.nicsim for r in rows if r.id.startswith("l3_miss_pct.")}
+    assert by and all(0 <= x <= 100 for x in by.values()), by
+    # numa.sh's remote runs: the receiver reads on a socket DDIO does not fill, so every line it
+    # copies comes from memory (nicsim turns DDIO off on it).
+    assert by["l3_miss_pct.numa_long_remote"] == 100.0
+    assert by["l3_miss_pct.numa_short_remote"] == 100.0
+    # The others, by hand from the receiver's rx_copy report: bytes from memory over bytes copied.
+    loaded = build(SHORT).load(short)
+    runs = {b.id: b.run(SHORT) for b in BUFFERS} | {v.id: v.run(SHORT) for v in INCAST if v.config == "all_opts"}
+    runs |= {v.id: v.run(SHORT) for v in NUMA if v.place == "local"}
+    assert len(runs) == 8 + 3 + 2
+    for run_id, run in runs.items():
+        report = loaded[run.key]
+        assert isinstance(report, RunReport)
+        rc = report.host("b").timed.raw["rx_copy"]
+        assert rc["llc_bytes"] + rc["memory_bytes"] > 0, run_id
+        assert by[f"l3_miss_pct.{run_id}"] == pytest.approx(
+            100 * rc["memory_bytes"] / (rc["llc_bytes"] + rc["memory_bytes"]), rel=1e-5, abs=1e-9), run_id
+    # A receive buffer within DDIO's share: every read finds its data in the L3.
+    assert by["l3_miss_pct.buffer_100k"] == 0.0
 
 
 def test_the_one_to_one_runs_give_each_flow_a_pair_of_hosts_on_one_shared_link() -> None:

@@ -6,11 +6,10 @@ throughput, throughput per core, each side's CPU, and the time received
 data waits between the NAPI poll that takes it and the read that copies it
 (the study's "data copy latency", which its kernel measures from the
 frame's GRO, in ``napi_gro_receive``, to the copy in ``tcp_recvmsg``).
-nicsim also reports the share of the copied bytes that came from memory
-rather than from the L3, where DDIO put them; the study measures the L3
-miss rate of all loads instead (perf's ``LLC-load-misses``), another
-quantity, so that share is in the report and its CSV but not in
-``comparison.csv``.
+and the receiver's L3 miss rate, which the study reads from perf
+(``LLC-load-misses`` over ``LLC-loads``) and nicsim takes to be the share
+of the copied bytes that came from memory rather than from the L3, where
+DDIO put them (:attr:`.metrics.Metrics.l3_miss_pct`).
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import BUFFERS, CONFIG, socket_buffers
 from .metrics import Metrics, measure
+from .report import compare_l3_miss
 
 Runs = Mapping[str, Run]
 """Buffer run id (``buffer_<kib>k``) -> its run."""
@@ -53,6 +53,7 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         ctx.compare(f"copy_latency_us.{b.id}",
                     f"mean time received data waits from its NAPI poll (GRO) to its copy, {b.label}", "us",
                     nicsim=r.mean_wait_us)
+        compare_l3_miss(ctx, b.id, b.label, m)
         rows.append({"kib": kib, "tx_payload_bytes": tx, "rx_payload_bytes": rx,
                      "throughput_gbps": round(m.throughput_gbps, 4), "per_core_gbps": round(m.per_core_gbps, 4),
                      "sender_cpu_pct": round(m.sender.cpu_pct, 2), "receiver_cpu_pct": round(m.receiver.cpu_pct, 2),
@@ -106,7 +107,8 @@ def section(runs: Runs, ctx: Context) -> list[str]:
     lines = [
         "The study's buffer experiment: all optimisations, with iperf's `-w` fixing both hosts' socket buffers",
         "(`tcp-buffer.sh` in its artifact; Linux doubles what `-w` asks and stops autotuning). Every result of it",
-        "is held out: each row below is a prediction. Payload: the buffer's bytes of payload once sk_buff",
+        "is held out: each row below is a prediction (`throughput_gbps.buffer_<size>k`, `per_core_gbps.…`,",
+        "`cpu_pct.<side>.…`, `copy_latency_us.…`, `l3_miss_pct.…`). Payload: the buffer's bytes of payload once sk_buff",
         "overhead is charged (as for the autotuned buffers of the other runs).",
         "",
         f"![buffer sizes]({png})",
@@ -125,7 +127,9 @@ def section(runs: Runs, ctx: Context) -> list[str]:
     lines += [
         "",
         "Copied from memory: the share of the bytes the receiver's reads copied that DDIO no longer held in the",
-        "L3 (`memory.ddio`: DMA writes fill a share of the L3, newest first). Unread: the time-mean payload taken",
+        "L3 (`memory.ddio`: DMA writes fill a share of the L3, newest first); it is the row `l3_miss_pct.…`,",
+        "nicsim's stand-in for the study's L3 miss rate, which takes the copy's reads of the received data for",
+        "all the loads the L3 sees (the Cai page's \"What is measured\"). Unread: the time-mean payload taken",
         "from the ring by the driver's NAPI poll and not yet read. Wait to the copy: that amount over the rate of",
         "reading (Little's law), the mean time from a byte's NAPI poll to its copy; the study stamps each frame",
         "in `napi_gro_receive` within that poll. nicsim's DDIO holds exactly the newest `memory.ddio` bytes, so",

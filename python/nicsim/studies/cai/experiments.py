@@ -290,6 +290,8 @@ INCAST_FLOWS = (8, 16, 24)
 """Its numbers of flows (``--num-connections``)."""
 INCAST_BREAKDOWN = ("all_opts",)
 """The incast configurations whose CPU breakdown the study records (``--util-breakdown``)."""
+INCAST_CACHE_MISS = ("all_opts",)
+"""The incast configurations whose receiver L3 miss rate the study records (``--cache-miss``)."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@
   cycles, covering the 95 % of them the study's script adds up;
 * where the receiver's reads found the data (:class:`Reads`): the share
   copied from memory rather than the L3 (DDIO), and how long data waited
-  between the NAPI poll that took it and its read.
+  between the NAPI poll that took it and its read;
+* the receiver's L3 miss rate (:attr:`Metrics.l3_miss_pct`), which the
+  study reads from perf's ``LLC-load-misses`` over ``LLC-loads``.
 """
 
 from __future__ import annotations
@@ -83,6 +85,25 @@ class Metrics:
     def per_core_gbps(self) -> float:
         """Throughput over the cores ``per_core_side`` used."""
         return per_core(self.throughput_gbps, self.sides[self.per_core_side].cpu_pct)
+
+    @property
+    def l3_miss_pct(self) -> float:
+        """The receiver's L3 miss rate, %: the share of the received bytes its
+        reads copied from memory rather than the L3, or 100 without DDIO (the
+        NIC's writes then go to memory and invalidate the lines in the L3).
+
+        The study's is perf's ``LLC-load-misses`` over ``LLC-loads`` on the
+        receiver's cores, which on Skylake-SP count the demand data reads
+        that leave the core's L2 and those of them the L3 does not serve
+        (Linux ``arch/x86/events/intel/core.c`` ``skl_hw_cache_extra_regs``:
+        ``SKL_DEMAND_READ`` with ``SKL_LLC_ACCESS``, and with ``SKL_L3_MISS``).
+        nicsim takes the copy's reads of the received data for all of them:
+        the stack's other data (sockets, sk_buffs, descriptors) is taken to
+        stay in the cores' own caches, and the L2's prefetchers to cover
+        lines from the L3 and from memory alike (docs/studies/cai.md)."""
+        if self.reads is None:
+            return 100.0
+        return self.reads.from_memory_pct
 
     @property
     def sender(self) -> Side:

@@ -129,6 +129,14 @@ def run_quantities(config: str, label: str, m: Metrics, pub: Published | None = 
     return out
 
 
+def compare_l3_miss(ctx: Context, run: str, label: str, m: Metrics) -> None:
+    """The prediction row of run ``run``'s receiver L3 miss rate
+    (:attr:`.metrics.Metrics.l3_miss_pct`), described by ``label``."""
+    ctx.compare(f"l3_miss_pct.{run}",
+                f"receiver L3 miss rate (the study: perf's LLC-load-misses over LLC-loads; nicsim: the share of"
+                f" the received bytes the reads copied from memory), {label}", "pct", nicsim=m.l3_miss_pct)
+
+
 def _role(config: str) -> str:
     return "calibration" if config in CALIBRATION else "prediction"
 
