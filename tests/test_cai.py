@@ -858,3 +858,23 @@ def test_the_breakdown_counts_as_the_studys_script_does() -> None:
         "tcpip": 90.0})
     # With 2 % in user space the script stops at 95 %.
     assert breakdown({"app": 20.0, "tcp": 980.0})["tcpip"] == pytest.approx(95.0)
+
+
+def test_the_ddio_ways_check_reruns_the_runs_with_an_l3_miss_row_with_ways_on_both_hosts() -> None:
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "cai_ddio_ways.py"
+    spec = importlib.util.spec_from_file_location("cai_ddio_ways", path)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    runs = script.runs(2)
+    # The buffer runs, incast with all optimisations (8, 16, 24 flows) and the long flow (all_opts).
+    expected = [f"buffer_{k}k" for k in BUFFER_KIB] + [f"incast_{n}_all_opts" for n in INCAST_FLOWS] + ["all_opts"]
+    assert [r.key for r in runs] == [f"{k}-ways2" for k in expected]
+    originals = [b.run() for b in BUFFERS] + [v.run() for v in INCAST if v.config == "all_opts"]
+    originals.append(CONFIG["all_opts"].run())
+    for r, o in zip(runs, originals):
+        fixed = dict(r.fixed)
+        assert fixed.pop("hosts[0].memory.ddio_ways") == 2 and fixed.pop("hosts[1].memory.ddio_ways") == 2
+        assert fixed == dict(o.fixed) and r.scenario == o.scenario, r.key
