@@ -660,7 +660,9 @@ sender core sends a flow to every receiver core, so 64, 256 and 576 flows.
 nicsim gives each flow two sockets with the send and receive buffers Linux
 autotunes to (13.3 MB a flow without TSO at MTU 1 500), which is 0.85 GB
 with 8 cores a side but 3.4 and 7.7 GB with 16 and 24, more than a
-reproduction running two at once can take on a small machine."""
+reproduction running two at once can take on a small machine. Measured
+(session 37, one process, all_opts): 0.92 GB at its peak with 8 cores,
+3.0 GB with 16 (21 s for the study's duration)."""
 ALL_TO_ALL_BREAKDOWN = ("all_opts",)
 """The all-to-all configurations whose CPU breakdown the study records (``--util-breakdown``)."""
 ALL_TO_ALL_PORT_STRIDE = 24
