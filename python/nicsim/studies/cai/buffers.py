@@ -87,9 +87,10 @@ def section(runs: Runs, ctx: Context) -> list[str]:
     ax.plot(kibs, [r["copy_latency_us"] for r in rows], "o-", color="#8172b2", label="wait to the copy (us)")
     ax.set_yscale("log")
     ax.set_ylabel("us")
-    ax.set_title("Receiver: wait and copies from memory")
+    ax.set_title("Receiver: wait to the copy and L3 misses")
     twin = ax.twinx()
-    twin.plot(kibs, [r["copied_from_memory_pct"] for r in rows], "s--", color="#dd8452", label="from memory (%)")
+    twin.plot(kibs, [r["copied_from_memory_pct"] for r in rows], "s--", color="#dd8452",
+              label="L3 miss rate: copied from memory (%)")
     twin.set_ylim(-5, 105)
     twin.set_ylabel("% of bytes copied")
     lines_, labels_ = ax.get_legend_handles_labels()
