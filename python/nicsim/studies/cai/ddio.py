@@ -18,7 +18,7 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import CATEGORIES, CONFIG, NO_DDIO, RECEIVER, SIDES
 from .metrics import Metrics, measure
-from .report import CATEGORY_LABELS, run_quantities, simulated
+from .report import CATEGORY_LABELS, cell, run_quantities, simulated
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, or ``no_ddio_<config>``) -> its run."""
@@ -48,10 +48,6 @@ def frames_per_input(ctx: Context, run: Run | None) -> float | None:
     host = ctx.report(run).host(RECEIVER)
     wire = int(host.timed.nic.get("rx_frames", 0))
     return wire / host.rx_frames if host.rx_frames else None
-
-
-def _opt(x: float | None) -> str:
-    return "–" if x is None else f"{x:.2f}"
 
 
 def _change(new: float, old: float | None) -> str:
@@ -135,7 +131,7 @@ def section(runs: Runs, ctx: Context) -> list[str]:
             f"{_change(r['throughput_gbps'], r['with_ddio_throughput_gbps'])} | {r['per_core_gbps']:.2f} Gb/s | "
             f"{_change(r['per_core_gbps'], r['with_ddio_per_core_gbps'])} | {r['sender_cpu_pct']:.1f} % | "
             f"{r['receiver_cpu_pct']:.1f} % | {_change(r['receiver_cpu_pct'], r['with_ddio_receiver_cpu_pct'])} |"
-            f" {_opt(r['frames_per_tcp_input'])} ({_opt(r['with_ddio_frames_per_tcp_input'])}) |"
+            f" {cell(r['frames_per_tcp_input'], '.2f')} ({cell(r['with_ddio_frames_per_tcp_input'], '.2f')}) |"
         )
     lines += [
         "",
@@ -164,10 +160,10 @@ def section(runs: Runs, ctx: Context) -> list[str]:
             on, off = ms[c]
             cells = []
             for cat in CATEGORIES:
-                cell = f"{off.receiver.breakdown_pct[cat]:.1f}"
+                text = f"{off.receiver.breakdown_pct[cat]:.1f}"
                 if on is not None:
-                    cell += f" ({on.receiver.breakdown_pct[cat]:.1f})"
-                cells.append(cell)
+                    text += f" ({on.receiver.breakdown_pct[cat]:.1f})"
+                cells.append(text)
             lines.append(f"| `{c}` | " + " | ".join(cells) + " |")
         lines += ["", "Both sides' breakdowns are in `comparison.csv` and `no_ddio_breakdown.csv`.", ""]
     lines += [

@@ -18,7 +18,7 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import INCAST, INCAST_CACHE_MISS, INCAST_CONFIGS, INCAST_FLOWS
 from .metrics import measure
-from .report import (compare_l3_miss, per_core_and_cpu_figure, run_quantities, series_from_single, simulated,
+from .report import (cell, compare_l3_miss, per_core_and_cpu_figure, run_quantities, series_from_single, simulated,
                      single_flows)
 
 Runs = Mapping[str, Run]
@@ -72,8 +72,8 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
-        mem = "–" if r["copied_from_memory_pct"] is None else f"{r['copied_from_memory_pct']:.1f} %"
-        fair = "–" if r["jain_fairness"] is None else f"{r['jain_fairness']:.4f}"
+        mem = cell(r["copied_from_memory_pct"], unit=" %")
+        fair = cell(r["jain_fairness"], ".4f")
         lines.append(
             f"| `{r['config']}` | {r['flows']} | {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s |"
             f" {r['receiver_cpu_pct']:.1f} % | {r['sender_cpu_pct']:.1f} % | {fair} | {mem} |"

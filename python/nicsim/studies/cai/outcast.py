@@ -18,7 +18,7 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import OUTCAST, OUTCAST_CONFIGS, OUTCAST_FLOWS
 from .metrics import measure_outcast
-from .report import per_core_and_cpu_figure, run_quantities, series_from_single, simulated, single_flows
+from .report import cell, per_core_and_cpu_figure, run_quantities, series_from_single, simulated, single_flows
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, or ``outcast_<flows>_<config>``) -> its run."""
@@ -65,7 +65,7 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
-        fair = "–" if r["jain_fairness"] is None else f"{r['jain_fairness']:.4f}"
+        fair = cell(r["jain_fairness"], ".4f")
         lines.append(
             f"| `{r['config']}` | {r['flows']} | {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s |"
             f" {r['sender_cpu_pct']:.1f} % | {r['receiver_cpu_pct']:.1f} % | {fair} |"

@@ -202,6 +202,11 @@ def per_core_and_cpu_figure(
     return ctx.figure(fig, name, pdf=True)
 
 
+def cell(x: float | None, spec: str = ".1f", unit: str = "") -> str:
+    """``x`` formatted by ``spec`` and followed by ``unit``, or "–" where there is no value."""
+    return "–" if x is None else f"{x:{spec}}{unit}"
+
+
 def _num(x: float) -> str:
     return f"{x:.2f}" if abs(x) < 100 else f"{x:.1f}"
 
