@@ -18,8 +18,8 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import INCAST, INCAST_CACHE_MISS, INCAST_CONFIGS, INCAST_FLOWS
 from .metrics import measure
-from .report import (cell, compare_l3_miss, per_core_and_cpu_figure, run_quantities, series_from_single, simulated,
-                     single_flows)
+from .report import (compare_l3_miss, flows_table, per_core_and_cpu_figure, run_quantities, series_from_single,
+                     simulated, single_flows)
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, or ``incast_<flows>_<config>``) -> its run."""
@@ -67,17 +67,8 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "",
         f"![incast]({png})",
         "",
-        "| config | flows | throughput | per core | receiver CPU | sender CPU (one core) | fairness"
-        " | copied from memory |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        *flows_table(rows, "flows", per_core="per core", sender_cpu="sender CPU (one core)"),
     ]
-    for r in rows:
-        mem = cell(r["copied_from_memory_pct"], unit=" %")
-        fair = cell(r["jain_fairness"], ".4f")
-        lines.append(
-            f"| `{r['config']}` | {r['flows']} | {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s |"
-            f" {r['receiver_cpu_pct']:.1f} % | {r['sender_cpu_pct']:.1f} % | {fair} | {mem} |"
-        )
     lines += [
         "",
         "Fairness: Jain's index of the flows' throughputs. Copied from memory: the share of the bytes read that",

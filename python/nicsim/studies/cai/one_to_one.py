@@ -28,7 +28,7 @@ from .experiments import (
     OneToOne,
 )
 from .metrics import measure_one_to_one
-from .report import cell, per_core_and_cpu_figure, run_quantities, series_from_single, simulated, single_flows
+from .report import flows_table, per_core_and_cpu_figure, run_quantities, series_from_single, simulated, single_flows
 
 Runs = Mapping[str, Run]
 """Run id (a configuration's, ``one_to_one_<flows>_<config>`` or ``all_to_all_<cores>_<config>``) -> its run."""
@@ -58,18 +58,7 @@ def _rows(runs: Runs, ctx: Context, experiments: Sequence[OneToOne | AllToAll], 
 
 
 def _table(rows: list[dict[str, Any]], x: str) -> list[str]:
-    lines = [
-        f"| config | {x} | throughput | per receiver core | receiver CPU | sender CPU | fairness | copied from memory |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for r in rows:
-        mem = cell(r["copied_from_memory_pct"], unit=" %")
-        fair = cell(r["jain_fairness"], ".4f")
-        lines.append(
-            f"| `{r['config']}` | {r[x]} | {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s |"
-            f" {r['receiver_cpu_pct']:.1f} % | {r['sender_cpu_pct']:.1f} % | {fair} | {mem} |"
-        )
-    return lines + [
+    return flows_table(rows, x) + [
         "",
         "Fairness: Jain's index of the flows' throughputs. Copied from memory: the share of the bytes read that",
         "DDIO (each receiver's share) no longer held; the study does not measure the L3 miss rate in this",

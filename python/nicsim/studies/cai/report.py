@@ -207,6 +207,26 @@ def cell(x: float | None, spec: str = ".1f", unit: str = "") -> str:
     return "–" if x is None else f"{x:{spec}}{unit}"
 
 
+def flows_table(rows: list[dict[str, Any]], x: str, per_core: str = "per receiver core",
+                sender_cpu: str = "sender CPU") -> list[str]:
+    """The multi-flow experiments' table: one line per row of ``rows`` (keys
+    ``config``, ``x``, ``throughput_gbps``, ``per_core_gbps``,
+    ``receiver_cpu_pct``, ``sender_cpu_pct``, ``jain_fairness`` and
+    ``copied_from_memory_pct``), its per-core and sender columns headed
+    ``per_core`` and ``sender_cpu``."""
+    lines = [
+        f"| config | {x} | throughput | {per_core} | receiver CPU | {sender_cpu} | fairness | copied from memory |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| `{r['config']}` | {r[x]} | {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s |"
+            f" {r['receiver_cpu_pct']:.1f} % | {r['sender_cpu_pct']:.1f} % | {cell(r['jain_fairness'], '.4f')} |"
+            f" {cell(r['copied_from_memory_pct'], unit=' %')} |"
+        )
+    return lines
+
+
 def _num(x: float) -> str:
     return f"{x:.2f}" if abs(x) < 100 else f"{x:.1f}"
 
