@@ -124,6 +124,12 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
     if s.hosts.len() < 2 {
         return err("hosts", format!("need at least two hosts, got {}", s.hosts.len()));
     }
+    // Each link's MTU before the hosts: their checks size frames and fragment trains by it.
+    for (i, l) in s.links.iter().enumerate() {
+        if !(MIN_MTU..=MAX_MTU).contains(&l.mtu.0) {
+            return err(format!("links[{i}].mtu"), format!("must be {MIN_MTU}B to {MAX_MTU}B, got {}", l.mtu));
+        }
+    }
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
     let mut timed_cores = 0u64;
     let mut addrs = BTreeMap::new();
@@ -250,9 +256,6 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
         }
         if !(MIN_RATE..=MAX_RATE).contains(&l.rate.0) {
             return err(format!("links[{i}].rate"), format!("must be 10Mbps to 400Gbps, got {}", l.rate));
-        }
-        if !(MIN_MTU..=MAX_MTU).contains(&l.mtu.0) {
-            return err(format!("links[{i}].mtu"), format!("must be {MIN_MTU}B to {MAX_MTU}B, got {}", l.mtu));
         }
         if l.mtu.0 > 1500 && l.rate.0 < 1_000_000_000 {
             return err(

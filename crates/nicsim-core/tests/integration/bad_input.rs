@@ -383,6 +383,19 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ),
         ("zero-copy OS unknown", timed("zero_copy = { os = \"mmap\" }"), "hosts[0].zero_copy.os", "unknown variant"),
         (
+            // Found by the scenario fuzz target: the host's fragment-train check ran on the MTU before
+            // the link's range check, and subtracted the headers from 15 bytes.
+            "zero-copy fragmentation on a link with a tiny MTU",
+            scenario(
+                "profile = \"kurmann-pii-400\"\nzero_copy = { fragment = true, speculate = true }",
+                "mtu = \"15B\"",
+                BULK,
+                "",
+            ),
+            "links[0].mtu",
+            "must be 576B to 9216B, got 15B",
+        ),
+        (
             "zero-copy with GRO",
             timed("zero_copy = { os = \"remap\" }\nnic = { lro = \"gro\" }"),
             "hosts[0].nic.lro",
