@@ -617,6 +617,15 @@ pub struct StackCosts {
     /// the receive ring's order-0 pages.
     #[serde(default)]
     pub page_frag: Cost,
+    /// The buddy allocator's zone lock, per send fragment allocated and per
+    /// one freed (`page_frag`; layer `lock`): Linux 5.4 takes it in
+    /// `rmqueue` (`spin_lock_irqsave(&zone->lock)`) for the order-3
+    /// allocation and in `free_one_page` (`spin_lock`) for the free, each
+    /// an out-of-line `_raw_spin_lock*` call, which a profile by function
+    /// counts apart from the allocator's own code. When another core took
+    /// the lock last its line moves over (`cpu.line_transfer`).
+    #[serde(default)]
+    pub zone_lock: Cost,
     /// Packet memory freed: per 4 KiB page of a received frame, with its
     /// segment; per sent frame reclaimed (layer `mm`).
     #[serde(default)]

@@ -186,16 +186,19 @@ impl Timed {
     /// and, for the pair, the slab object and the head (`skb_slab`,
     /// `page_free`), which Linux frees here. Per 32 KiB page its return to
     /// the buddy allocator, priced as its allocation (`page_frag`: the free
-    /// merges the buddies the allocation split, under the same zone lock).
+    /// merges the buddies the allocation split), and the zone lock the free
+    /// takes (`zone_lock`).
     fn free_acked(&mut self, env: &mut Env, frame: &[u8], ctx: Ctx, now: Time) {
         let (skbs, pages) = self.rtx.acked(frame);
         if skbs == 0 && pages == 0 {
             return;
         }
+        let zone = super::timed::zone_lock(&mut self.zone_core, &self.timing, ctx.core, pages);
         let (c, cy) = (&self.timing.costs, |cost| self.timing.cycles_on(ctx.core, cost));
-        let mut pieces = Vec::with_capacity(2);
+        let mut pieces = Vec::with_capacity(3);
         push_nonzero(&mut pieces, Layer::Skb, skbs * cy(c.skb_free));
         push_nonzero(&mut pieces, Layer::Mm, pages * cy(c.page_frag));
+        push_nonzero(&mut pieces, Layer::Lock, zone);
         if !pieces.is_empty() {
             let msg = env.app.current_msg();
             let job = Job::new(ctx.class, pieces, Next::Charged).for_msg(msg).on(Path::Send);

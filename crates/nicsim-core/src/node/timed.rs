@@ -181,6 +181,9 @@ pub struct Timed {
     pub(crate) done: BTreeMap<u64, (Vec<u8>, u32)>,
     /// Sent data sk_buffs an ACK has yet to free (`rtx.rs`).
     pub(crate) rtx: super::rtx::Rtx,
+    /// The core that took the buddy allocator's zone lock last
+    /// (`costs.zone_lock`), whose cache holds the lock's line.
+    pub(crate) zone_core: Option<usize>,
 }
 
 impl Timed {
@@ -248,6 +251,7 @@ impl Timed {
             order: (0, 0),
             done: BTreeMap::new(),
             rtx: Default::default(),
+            zone_core: None,
         }
     }
 
@@ -696,7 +700,10 @@ impl Timed {
             push_nonzero(&mut pieces, Layer::Tcp, skbs * READ_WALK_LINES * xfer);
         } else if let Op::Write { sock, bytes } = op {
             // `sk_page_frag_refill`: the data goes into 32 KiB page fragments.
-            push_nonzero(&mut pieces, Layer::Mm, bytes.div_ceil(32 * 1024) * t.timing.cycles(c.page_frag));
+            let frags = bytes.div_ceil(32 * 1024);
+            push_nonzero(&mut pieces, Layer::Mm, frags * t.timing.cycles(c.page_frag));
+            let zone = zone_lock(&mut t.zone_core, &t.timing, app_core, frags);
+            push_nonzero(&mut pieces, Layer::Lock, zone);
             // `tcp_sendmsg_locked` tops up the unsent tail sk_buff, then
             // allocates one for each further size goal of data.
             let goal = send_size_goal(env.host.tcp_mss(), env.host.segmentation());
@@ -836,4 +843,17 @@ impl Timed {
         self.nic.check_invariants(&self.timing.nic, self.rx.engine_ref().owns_rx_queue())?;
         self.driver.check_invariants()
     }
+}
+
+/// The zone lock's cycles on `core` for `frags` send fragments allocated or
+/// freed there (`costs.zone_lock`, one lock each), with the lock's line if
+/// another core took it last (`zone_core`, which becomes `core`).
+pub(super) fn zone_lock(zone_core: &mut Option<usize>, timing: &Timing, core: usize, frags: u64) -> u64 {
+    let lock = timing.cycles_on(core, timing.costs.zone_lock);
+    if frags == 0 || lock == 0 {
+        return 0;
+    }
+    let moved = zone_core.is_some_and(|c| c != core);
+    *zone_core = Some(core);
+    frags * lock + if moved { timing.line_transfer() } else { 0 }
 }

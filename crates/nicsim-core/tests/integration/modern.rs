@@ -50,7 +50,8 @@ fn busy_cores(r: &Report, host: usize) -> usize {
 /// too: a coalesced data segment's join is sk_buff work).
 const UNPRICED: &str = "costs = { skb_alloc = { cycles = 0, mem = 0 }, skb_free = { cycles = 0, mem = 0 }, gro_rx = { cycles = 0, mem = 0 }, \
                         skb_slab = { cycles = 0, mem = 0 }, page_alloc = { cycles = 0, mem = 0 }, page_frag = { cycles = 0, mem = 0 }, \
-                        page_free = { cycles = 0, mem = 0 }, sock_lock = { cycles = 0, mem = 0 }, schedule = { cycles = 0, mem = 0 } }";
+                        page_free = { cycles = 0, mem = 0 }, sock_lock = { cycles = 0, mem = 0 }, zone_lock = { cycles = 0, mem = 0 }, \
+                        schedule = { cycles = 0, mem = 0 } }";
 
 const PRICED: &str =
     "costs = { skb_alloc = { cycles = 200 }, skb_free = { cycles = 150 }, page_alloc = { cycles = 250 }, \
@@ -235,6 +236,45 @@ fn a_send_fragment_page_is_paid_when_a_write_fills_it_and_again_when_acks_free_i
     // which is at most what was delivered.
     assert!(sender >= 2.0 * want - 1.0, "{sender} allocations and frees for {want} x 32 KiB delivered");
     assert!(sender < 2.0 * want + 12.0 * 32.0 + 1.0, "{sender} allocations and frees for {want} x 32 KiB delivered");
+}
+
+/// A flow whose send fragments cost 1000 cycles of allocator (`page_frag`,
+/// the only `mm` cost) and 10 of zone lock (`zone_lock`, the only `lock`
+/// cost besides the lock's line, 400 cycles a move): the sender's fragment
+/// allocations and frees, its `lock` cycles, and the receiver's.
+fn zone_locks(nic: &str) -> (u64, u64, u64) {
+    let r = flow(
+        "1500B",
+        &format!(
+            "costs = {{ skb_slab = {{ cycles = 0 }}, page_alloc = {{ cycles = 0 }}, page_free = {{ cycles = 0 }}, \
+             page_frag = {{ cycles = 1000 }}, sock_lock = {{ cycles = 0 }}, zone_lock = {{ cycles = 10 }} }}\n\
+             cpu = {{ line_transfer = 400 }}\nnic = {{ {nic} }}"
+        ),
+    );
+    assert!(r.summary.verified);
+    let get = |h: usize, layer: &str| timing(&r, h).cycles.get(layer).copied().unwrap_or(0);
+    (get(0, "mm") / 1000, get(0, "lock"), get(1, "lock"))
+}
+
+#[test]
+fn the_zone_lock_is_taken_per_send_fragment_and_its_line_moves_with_the_core_that_takes_it() {
+    // Linux 5.4 takes the buddy allocator's zone lock for each order-3 send
+    // fragment it allocates (rmqueue) and frees (free_one_page). With aRFS
+    // the writer and the ACKs' input share a core: one lock each, no line
+    // moves. Without it the writer allocates on its core and the softirq
+    // frees on the other, so the lock's line goes back and forth: once each
+    // time the other core takes the lock (the writes come in bursts when the
+    // send buffer frees a third, the frees in runs as ACKs arrive).
+    let (frags, lock, receiver) = zone_locks("tso = true, lro = \"gro\", arfs = true");
+    assert!(frags > 100, "{frags} fragments allocated and freed");
+    assert_eq!(lock, 10 * frags, "one zone lock per fragment allocated or freed, on one core");
+    assert_eq!(receiver, 0, "the receiver writes nothing");
+    let (frags, lock, receiver) = zone_locks("tso = false, lro = \"off\", arfs = false");
+    let moved = lock - 10 * frags;
+    assert_eq!(moved % 400, 0, "{lock} lock cycles for {frags} fragments: locks and whole line moves");
+    let moves = moved / 400;
+    assert!(moves >= 2 && moves <= frags, "{moves} line moves for {frags} fragments on two cores");
+    assert_eq!(receiver, 0, "the receiver writes nothing");
 }
 
 #[test]
@@ -934,7 +974,7 @@ fn spin_flow(input: u64, cpu: &str, nic: &str) -> Report {
         &format!(
             "costs = {{ tcp_rx = {{ cycles = {input} }}, tcp_rx_remote = {{ cycles = 0 }}, \
              tcp_ack_rx = {{ cycles = {input} }}, tcp_ack_rx_remote = {{ cycles = 0 }}, sock_lock = {{ cycles = 0 }}, \
-             syscall = {{ cycles = {SYSCALL} }} }}\n\
+             zone_lock = {{ cycles = 0 }}, syscall = {{ cycles = {SYSCALL} }} }}\n\
              cpu = {{ line_transfer = 0, pstate = {{ min = \"3.4GHz\", turbo = \"3.4GHz\" }}, {cpu} }}\n{nic}"
         ),
     )
