@@ -40,6 +40,9 @@ from nicsim.studies.cai.experiments import (
     TCP_WMEM_MAX,
     WARMUP,
     _breakdown,
+    autotuned_rcvbuf,
+    autotuned_sndbuf,
+    link_share_buffers,
     socket_buffers,
 )
 from nicsim.studies.cai.metrics import measure_mixed, measure_one_to_one, measure_outcast, measure_rpc
@@ -183,10 +186,11 @@ def expected_ids() -> list[str]:
             v = f"numa_{flow}_{place}"
             ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}", f"cpu_pct.receiver.{v}", f"l3_miss_pct.{v}"]
     for c in ONE_TO_ONE_SPEC:
-        v = f"all_to_all_8_{c}"
-        ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}"] + [f"cpu_pct.{s}.{v}" for s in SIDES]
-        if c == "all_opts":
-            ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
+        for n in [8, 16, 24]:
+            v = f"all_to_all_{n}_{c}"
+            ids += [f"per_core_gbps.{v}", f"throughput_gbps.{v}"] + [f"cpu_pct.{s}.{v}" for s in SIDES]
+            if c == "all_opts":
+                ids += [f"breakdown_pct.receiver.{cat}.{v}" for cat in SPEC_CATEGORIES]
     for c in ONE_TO_ONE_SPEC:
         for n in [8, 16, 24]:
             v = f"one_to_one_{n}_{c}"
@@ -714,27 +718,67 @@ def test_one_to_one_flows_are_intact_share_the_link_and_divide_by_the_receivers_
 
 
 def test_all_to_all_sends_a_flow_from_every_sender_to_every_receiver(short: Path) -> None:
-    # all-to-all.sh: 8 cores a side (nicsim's only size; 16 and 24 would need 3.4 and 7.7 GB of buffers),
-    # the flow from sender i to receiver j on the artifact's BASE_PORT + i * MAX_CONNECTIONS (24) + j.
-    assert [(v.config, v.cores) for v in ALL_TO_ALL] == [(c, 8) for c in ONE_TO_ONE_SPEC]
+    # all-to-all.sh: 8, 16 and 24 cores a side, the flow from sender i to receiver j on the artifact's
+    # BASE_PORT + i * MAX_CONNECTIONS (24) + j.
+    assert [(v.config, v.cores) for v in ALL_TO_ALL] == [(c, n) for c in ONE_TO_ONE_SPEC for n in (8, 16, 24)]
     loaded = build(SHORT).load(short)
     for v in ALL_TO_ALL:
-        assert v.id == f"all_to_all_8_{v.config}"
+        n = v.cores
+        assert v.id == f"all_to_all_{n}_{v.config}"
         knobs = v.fixed(SHORT)
-        pairs = [(f"a{i}", f"b{j}", 5001 + 24 * i + j) for i in range(8) for j in range(8)]
+        pairs = [(f"a{i}", f"b{j}", 5001 + 24 * i + j) for i in range(n) for j in range(n)]
         assert [(f["from"], f["to"], f["port"]) for f in knobs["workload.transfers"]] == pairs, v.id
         assert all(f["duration"] == SHORT and f["omit"] == WARMUP for f in knobs["workload.transfers"]), v.id
         assert {k: x for k, x in knobs.items() if k.endswith(".memory.ddio")} == {
-            f"hosts[{24 + n}].memory.ddio": f"{DDIO_BYTES // 8}B" for n in range(8)}, v.id
+            f"hosts[{24 + r}].memory.ddio": f"{DDIO_BYTES // n}B" for r in range(n)}, v.id
+        # Every host has the buffers autotuning gives a flow with its share of the link.
+        tx, rx = link_share_buffers(*KNOBS[v.config][:2], n * n)
+        assert {k: x for k, x in knobs.items() if ".tcp." in k} == {
+            f"hosts[{h}].tcp.{b}": f"{size}B" for h in range(48) for b, size in (("tx_buffer", tx), ("rx_buffer", rx))
+        }, v.id
         report = loaded[v.run(SHORT).key]
         assert isinstance(report, RunReport)
         s = report.summary
         assert s.verified and s.lost == 0, v.id
         assert [(f["from"], f["to"]) for f in report.raw["bulk_flows"]] == [(a, b) for a, b, _ in pairs], v.id
         assert all(f["bytes"] > 0 for f in report.raw["bulk_flows"]), v.id
+        # The flows share the one link: together they carry at most its ceiling, plus what already waited
+        # in the receive buffers when the measured interval began.
+        mtu, tso = KNOBS[v.config][:2]
+        buffered = n * n * rx * 8 / s.duration_s
+        assert 0 < s.goodput_bps <= 100e9 * (mtu - 52) / (mtu + 38) + buffered, v.id
         m = measure_one_to_one(report, v.senders, v.receivers)
         cpu = 100 * sum(c["utilization"] for b in v.receivers for c in report.host(b).timed.raw["cores"])
         assert m.per_core_gbps == pytest.approx(s.goodput_bps / 1e9 / (cpu / 100), rel=1e-9), v.id
+
+
+def test_autotuning_gives_many_slow_flows_smaller_buffers_than_its_caps() -> None:
+    # Worked by hand (tcp_rcv_space_adjust's first adjustment). 576 flows share 100 Gb/s at MTU 1500, whose
+    # TCP payload rate is 100e9 x 1448 / 1538: 20 431 bytes each in the first millisecond, more than the
+    # first space of 10 x 1460. rcvwin = 2 x 20 431 + 16 x 1460 = 64 222, plus twice 64 222 x 5 831 // 14 600
+    # = 25 649: 115 520 bytes, 79 segments of 2 996 bytes (1460 + 320 + 576 = 2 356, raised by 128 until
+    # half of it holds 1460).
+    assert 100e9 * 1448 / 1538 / 8 / 576 * 1e-3 == pytest.approx(20431.5, abs=0.1)
+    assert autotuned_rcvbuf(1500, 20431.5) == 79 * 2996
+    # The send buffer: twice a window of twice the 82 segments in the receive window (118 342 bytes), of
+    # 4 096 + 256 bytes each (1460 + 320 + 320 rounded up to a power of two, and struct sk_buff).
+    assert autotuned_sndbuf(1500, 79 * 2996) == 2 * 164 * 4352
+    # At MTU 9000 (payload rate 100e9 x 8948 / 9038: 21 485 bytes each) the first space is two segments
+    # (Linux caps the first window at 14 600 bytes' worth, at least 2): 17 920. rcvwin = 2 x 21 485 +
+    # 16 x 8 960 = 186 330, plus twice 186 330 x 3 565 // 17 920 = 37 068: 260 466 bytes, 29 segments of
+    # 17 920 bytes (8960 + 896 = 9 856, raised by 128 until half of it holds 8 960).
+    assert 100e9 * 8948 / 9038 / 8 / 576 * 1e-3 == pytest.approx(21485.3, abs=0.1)
+    assert autotuned_rcvbuf(9000, 21485.3) == 29 * 17920
+    # A reader that copies no more than the first space leaves the first buffer; a fast one reaches the cap.
+    assert autotuned_rcvbuf(1500, 14600) == 131072
+    assert autotuned_rcvbuf(1500, 1e6) == TCP_RMEM_MAX
+    # One flow, or 64 (all-to-all with 8 cores a side), get the caps every other run has; 256 and 576 less.
+    for mtu, tso in ((1500, False), (9000, True)):
+        caps = socket_buffers(mtu, tso)
+        assert link_share_buffers(mtu, tso, 1) == caps == link_share_buffers(mtu, tso, 64)
+        assert link_share_buffers(mtu, tso, 256)[1] < caps[1] / 2
+        assert link_share_buffers(mtu, tso, 576)[1] < link_share_buffers(mtu, tso, 256)[1] / 2
+        assert link_share_buffers(mtu, tso, 576)[0] < caps[0]
 
 
 def test_socket_buffers_are_linuxs_autotuning_caps_as_payload() -> None:

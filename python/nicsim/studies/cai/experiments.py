@@ -82,6 +82,78 @@ HEADERS = 66
 PAGE_SIZE = 4096
 
 
+# How far autotuning grows the buffers of many slow flows. tcp_rcv_space_adjust
+# (Linux 5.4 net/ipv4/tcp_input.c) runs after each read: once a receiver RTT
+# estimate has passed since its last measurement (with timestamps at least one
+# 1 ms tick: tcp_rcv_rtt_measure_ts), if the reader copied more than in the
+# interval before (rcvq_space.space, at first min(rcv_wnd, TCP_INIT_CWND x
+# advmss): tcp_init_buffer_space), the buffer becomes (2 x copied + 16 x
+# advmss) plus twice that times the copy's growth over the interval before,
+# in segments of SKB_TRUESIZE(advmss + MAX_TCP_HEADER) bytes, at most
+# tcp_rmem[2]; it never shrinks. A flow that copies several times the first
+# space in its first millisecond reaches the cap at once (one flow, the
+# incast, outcast and one-to-one flows, all-to-all with 8 cores a side); the
+# 256 and 576 flows of all-to-all with 16 and 24 cores a side, each with its
+# share of the link, stay far below it. The send buffer follows the
+# congestion window (tcp_sndbuf_expand: twice the window's segments of
+# per-MSS memory), which a flow limited by the receive window grows in slow
+# start to twice the segments in flight (tcp_is_cwnd_limited).
+TCP_RMEM_DEFAULT = 131072
+"""tcp_rmem[1], a socket's first receive buffer (Linux 4.20 and later)."""
+TCP_INIT_CWND = 10
+"""TCP_INIT_CWND: the first window's segments (include/net/tcp.h)."""
+SKB_OVERHEAD = 256 + 320
+"""SKB_TRUESIZE(x) - x: struct sk_buff and skb_shared_info, cache-aligned."""
+RCV_RTT_S = 1e-3
+"""The receiver's RTT estimate with timestamps on a sub-millisecond path: one
+tick of the 1 kHz TCP timestamp clock (TCP_TS_HZ), the least it takes."""
+WIRE_OVERHEAD = 38
+"""Ethernet bytes per frame besides the IP packet: header 14, FCS 4,
+preamble 8, inter-frame gap 12."""
+
+
+def autotuned_rcvbuf(mtu: int, copied: float) -> int:
+    """The receive buffer (sk_buff memory) Linux 5.4's autotuning sets at
+    its first adjustment for a flow whose reader copied ``copied`` bytes in
+    the first receiver RTT estimate (module comment above); the later ones
+    leave it there while the copy does not grow."""
+    advmss = mtu - 40
+    first = TCP_INIT_CWND if advmss <= 1460 else max(1460 * TCP_INIT_CWND // advmss, 2)
+    space = min(first, TCP_INIT_CWND) * advmss
+    if copied <= space:
+        return TCP_RMEM_DEFAULT
+    rcvwin = 2 * int(copied) + 16 * advmss
+    rcvwin += 2 * (rcvwin * (int(copied) - space) // space)
+    rcvmem = advmss + MAX_TCP_HEADER + SKB_OVERHEAD
+    while rcvmem - rcvmem // 2 < advmss:  # tcp_win_from_space, tcp_adv_win_scale 1
+        rcvmem += 128
+    return max(TCP_RMEM_DEFAULT, min(rcvwin // advmss * rcvmem, TCP_RMEM_MAX))
+
+
+def autotuned_sndbuf(mtu: int, rcvbuf: int) -> int:
+    """The send buffer (sk_buff memory) of a flow whose peer's receive
+    buffer is ``rcvbuf``: twice the congestion window's segments of per-MSS
+    memory (the MSS, MAX_TCP_HEADER and skb_shared_info rounded up to a power
+    of two, plus struct sk_buff), the window grown to twice the segments the
+    receive window (half the buffer) holds, at most tcp_wmem[2]."""
+    mss = mtu - 40
+    per_mss = (1 << (mss + MAX_TCP_HEADER + 320 - 1).bit_length()) + 256
+    window = rcvbuf - rcvbuf // 2
+    cwnd = max(TCP_INIT_CWND, 2 * -(-window // mss))
+    return min(2 * cwnd * per_mss, TCP_WMEM_MAX)
+
+
+def link_share_buffers(mtu: int, tso: bool, flows: int, rate_bps: float = 100e9) -> tuple[int, int]:
+    """Payload bytes of the send and receive buffers of each of ``flows``
+    flows that share a link of ``rate_bps`` equally: the buffers autotuning
+    sets when each reader copies its share of the link's TCP payload rate
+    in the first millisecond (:func:`autotuned_rcvbuf`,
+    :func:`autotuned_sndbuf`), as payload (:func:`socket_buffers`)."""
+    payload_bps = rate_bps * (mtu - 52) / (mtu + WIRE_OVERHEAD)
+    rcvbuf = autotuned_rcvbuf(mtu, payload_bps / 8 / flows * RCV_RTT_S)
+    return socket_buffers(mtu, tso, autotuned_sndbuf(mtu, rcvbuf), rcvbuf)
+
+
 def _linear_stride(mtu: int) -> int:
     """mlx5's linear stride for ``mtu`` (mlx5e_rx_get_linear_frag_sz): the
     frame with its Ethernet header, VLAN tag and FCS (18 bytes) after
@@ -654,15 +726,15 @@ held out (predictions)."""
 
 ALL_TO_ALL_CONFIGS = ONE_TO_ONE_CONFIGS
 """The configurations of the study's all-to-all experiment, in its order (``all-to-all.sh``)."""
-ALL_TO_ALL_CORES = (8,)
-"""Its cores a side (``--num-connections``), of the study's 8, 16 and 24: every
-sender core sends a flow to every receiver core, so 64, 256 and 576 flows.
-nicsim gives each flow two sockets with the send and receive buffers Linux
-autotunes to (13.3 MB a flow without TSO at MTU 1 500), which is 0.85 GB
-with 8 cores a side but 3.4 and 7.7 GB with 16 and 24, more than a
-reproduction running two at once can take on a small machine. Measured
-(session 37, one process, all_opts): 0.92 GB at its peak with 8 cores,
-3.0 GB with 16 (21 s for the study's duration)."""
+ALL_TO_ALL_CORES = (8, 16, 24)
+"""Its cores a side (``--num-connections``): every sender core sends a flow
+to every receiver core, so 64, 256 and 576 flows. Each flow's buffers are
+those Linux's autotuning gives a flow with its share of the link
+(:func:`link_share_buffers`): the caps with 8 cores a side, less with 16
+and 24 (0.89 and 0.17 MB of receive buffer without TSO at MTU 1 500, 2.0
+and 0.49 MB with all optimisations), which also keeps the runs' memory
+within a gigabyte or two (with every buffer at its cap, 16 and 24 cores
+took 3.0 and 5.9 GB, session 37 and 38)."""
 ALL_TO_ALL_BREAKDOWN = ("all_opts",)
 """The all-to-all configurations whose CPU breakdown the study records (``--util-breakdown``)."""
 ALL_TO_ALL_PORT_STRIDE = 24
@@ -709,9 +781,15 @@ class AllToAll(_Experiment):
         return tuple(f"b{i}" for i in range(self.cores))
 
     def fixed(self, duration: str = DURATION) -> dict[str, Any]:
-        """The configuration on every host and link, each receiver's share
+        """The configuration on every host and link with the buffers autotuning
+        gives each flow (:func:`link_share_buffers`), each receiver's share
         of DDIO, and a flow from every sender to every receiver."""
         knobs = every_host(self.config, 2 * ONE_TO_ONE_PAIRS, 1 + 2 * ONE_TO_ONE_PAIRS)
+        c = CONFIG[self.config]
+        tx, rx = link_share_buffers(c.mtu, c.tso, self.cores**2)
+        for i in range(2 * ONE_TO_ONE_PAIRS):
+            knobs[f"hosts[{i}].tcp.tx_buffer"] = f"{tx}B"
+            knobs[f"hosts[{i}].tcp.rx_buffer"] = f"{rx}B"
         knobs |= ddio_shares(range(ONE_TO_ONE_PAIRS, ONE_TO_ONE_PAIRS + self.cores))
         knobs["workload.transfers"] = [
             {"from": a, "to": b, "port": FLOW_PORT + i * ALL_TO_ALL_PORT_STRIDE + j, "duration": duration,

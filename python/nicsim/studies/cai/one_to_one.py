@@ -3,7 +3,7 @@ sender cores to receiver cores, each core with a host of its own
 (:data:`.experiments.ONE_TO_ONE`, :data:`.experiments.ALL_TO_ALL`). In
 one-to-one, 8, 16 and 24 flows, each from a core of its own to a core of
 its own; in all-to-all, a flow from every one of 8 sender cores to every
-one of 8 receiver cores. Both run in four configurations.
+one of 8, 16 or 24 receiver cores. Both run in four configurations.
 
 Every result of them is held out, so every number here is a prediction:
 the flows' aggregate throughput, throughput per receiver core, both sides'
@@ -21,11 +21,14 @@ from nicsim.studies.framework import Context, Run
 from .experiments import (
     ALL_TO_ALL,
     ALL_TO_ALL_CONFIGS,
+    ALL_TO_ALL_CORES,
+    CONFIG,
     ONE_TO_ONE,
     ONE_TO_ONE_CONFIGS,
     ONE_TO_ONE_FLOWS,
     AllToAll,
     OneToOne,
+    link_share_buffers,
 )
 from .metrics import measure_one_to_one
 from .report import flows_table, per_core_and_cpu_figure, run_quantities, series_from_single, simulated, single_flows
@@ -98,15 +101,35 @@ def all_to_all_section(runs: Runs, ctx: Context) -> list[str]:
     if not rows:
         return ["No run of the all-to-all experiment was simulated."]
     configs = ", ".join(f"`{c}`" for c in ALL_TO_ALL_CONFIGS)
+    series = series_from_single(rows, ALL_TO_ALL_CONFIGS, "cores", single_flows(ctx, runs, ALL_TO_ALL_CONFIGS), 1)
+    png = per_core_and_cpu_figure(ctx, "all_to_all", series, "cores a side, every core to every core (1: the single-flow run)",
+                                  [1, *ALL_TO_ALL_CORES])
+    buffers = ["| cores a side | flows | " + " | ".join(f"`{c}` send / receive" for c in ALL_TO_ALL_CONFIGS) + " |",
+               "| --- | --- | " + " | ".join("---" for _ in ALL_TO_ALL_CONFIGS) + " |"]
+    for cores in ALL_TO_ALL_CORES:
+        cells = []
+        for c in ALL_TO_ALL_CONFIGS:
+            tx, rx = link_share_buffers(CONFIG[c].mtu, CONFIG[c].tso, cores**2)
+            cells.append(f"{tx / 1e6:.2f} / {rx / 1e6:.2f} MB")
+        buffers.append(f"| {cores} | {cores**2} | " + " | ".join(cells) + " |")
     return [
         "The study's all-to-all experiment (`all-to-all.sh` in its artifact): every sender core sends a long flow",
-        "to every receiver core, with 8, 16 and 24 cores a side. nicsim runs 8 cores a side (64 flows) in",
-        f"{configs} on `one_to_one.toml`: each sender host runs its 8 flows and each receiver host its 8 as one",
+        "to every receiver core, with 8, 16 and 24 cores a side (64, 256 and 576 flows). nicsim runs them in",
+        f"{configs} on `one_to_one.toml`: each sender host runs its flows and each receiver host its flows as one",
         "program on its application core, all through the one shared link, each receiver with an equal share of",
-        "DDIO. 16 and 24 cores a side (256 and 576 flows) are not run: nicsim's sockets hold the buffers Linux",
-        "autotunes to whole, 3.4 and 7.7 GB. Every result is held out: each row is a prediction. Its rows:",
-        "`throughput_gbps.all_to_all_8_<config>`, `per_core_gbps.…` (per receiver core), `cpu_pct.<side>.…` and,",
-        "with all optimisations, `breakdown_pct.receiver.<category>.…`.",
+        "DDIO. Every result is held out: each row is a prediction. Its rows:",
+        "`throughput_gbps.all_to_all_<cores>_<config>`, `per_core_gbps.…` (per receiver core), `cpu_pct.<side>.…`",
+        "and, with all optimisations, `breakdown_pct.receiver.<category>.…`.",
+        "",
+        "Each flow's socket buffers (payload bytes) are those Linux's autotuning gives a flow whose reader copies",
+        "its share of the link's TCP payload rate in the first millisecond (`link_share_buffers` in",
+        "`experiments.py`: `tcp_rcv_space_adjust`'s first adjustment, and `tcp_sndbuf_expand` for a window-limited",
+        "flow). With 8 cores a side they are the caps every other run has; with 16 and 24 they are smaller. nicsim",
+        "does not simulate the autotuning itself: the buffers are fixed for the whole run.",
+        "",
+        *buffers,
+        "",
+        f"![all_to_all]({png})",
         "",
         *_table(rows, "cores"),
     ]
