@@ -118,8 +118,9 @@ def autotuned_rcvbuf(mtu: int, copied: float) -> int:
     the first receiver RTT estimate (module comment above); the later ones
     leave it there while the copy does not grow."""
     advmss = mtu - 40
-    first = TCP_INIT_CWND if advmss <= 1460 else max(1460 * TCP_INIT_CWND // advmss, 2)
-    space = min(first, TCP_INIT_CWND) * advmss
+    # The first window (tcp_select_initial_window): TCP_INIT_CWND segments,
+    # fewer above 1460 bytes (14 600 bytes' worth, at least 2).
+    space = (TCP_INIT_CWND if advmss <= 1460 else max(1460 * TCP_INIT_CWND // advmss, 2)) * advmss
     if copied <= space:
         return TCP_RMEM_DEFAULT
     rcvwin = 2 * int(copied) + 16 * advmss
