@@ -614,11 +614,12 @@ DDIO_BYTES = 3670016
 """``cai-xeon-6128``'s ``memory.ddio`` (3.5 MiB): the L3 share a host's NIC writes fill."""
 
 
-def every_host(config: str, hosts: int, links: int) -> dict[str, Any]:
+def every_host(config: str, hosts: int, links: int, buffers: tuple[int, int] | None = None) -> dict[str, Any]:
     """Configuration ``config`` on hosts 0 to ``hosts`` - 1 (TSO, GRO, aRFS,
-    the socket buffers Linux autotunes) and the MTU of links 0 to ``links`` - 1."""
+    the socket buffers Linux autotunes, or ``buffers``: send and receive
+    payload bytes) and the MTU of links 0 to ``links`` - 1."""
     c = CONFIG[config]
-    tx, rx = socket_buffers(c.mtu, c.tso)
+    tx, rx = buffers or socket_buffers(c.mtu, c.tso)
     knobs: dict[str, Any] = {f"links[{i}].mtu": f"{c.mtu}B" for i in range(links)}
     for i in range(hosts):
         knobs[f"hosts[{i}].tcp.tx_buffer"] = f"{tx}B"
@@ -785,12 +786,9 @@ class AllToAll(_Experiment):
         """The configuration on every host and link with the buffers autotuning
         gives each flow (:func:`link_share_buffers`), each receiver's share
         of DDIO, and a flow from every sender to every receiver."""
-        knobs = every_host(self.config, 2 * ONE_TO_ONE_PAIRS, 1 + 2 * ONE_TO_ONE_PAIRS)
         c = CONFIG[self.config]
-        tx, rx = link_share_buffers(c.mtu, c.tso, self.cores**2)
-        for i in range(2 * ONE_TO_ONE_PAIRS):
-            knobs[f"hosts[{i}].tcp.tx_buffer"] = f"{tx}B"
-            knobs[f"hosts[{i}].tcp.rx_buffer"] = f"{rx}B"
+        buffers = link_share_buffers(c.mtu, c.tso, self.cores**2)
+        knobs = every_host(self.config, 2 * ONE_TO_ONE_PAIRS, 1 + 2 * ONE_TO_ONE_PAIRS, buffers)
         knobs |= ddio_shares(range(ONE_TO_ONE_PAIRS, ONE_TO_ONE_PAIRS + self.cores))
         knobs["workload.transfers"] = [
             {"from": a, "to": b, "port": FLOW_PORT + i * ALL_TO_ALL_PORT_STRIDE + j, "duration": duration,
