@@ -127,3 +127,55 @@ def test_cli_leaves_ideal_output_alone(bulk_scenario: Path, tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert "timed hosts" not in done.stdout
     assert "CPU" not in done.stdout
+
+
+MODERN_OFFLOADS = SCENARIOS / "sweeps" / "modern-100g-offloads.toml"
+
+
+@pytest.fixture(scope="module")
+def modern_offloads() -> dict[tuple[str, bool, bool], Result]:
+    """The eight points of the modern-100g-offloads sweep, shortened to 40 ms
+    after 20 ms of warm-up, by (MTU, TSO and GRO, aRFS)."""
+    text = MODERN_OFFLOADS.read_text(encoding="utf-8")
+    text += '\n[fixed]\n"workload.bulk.duration" = "40ms"\n"workload.bulk.omit" = "20ms"\n'
+    sweep = nicsim.Sweep.from_toml(text, directory=MODERN_OFFLOADS.parent)
+    runs = {}
+    for p in sweep.points():
+        # TSO and GRO, and aRFS, are switched on both hosts together.
+        assert p.params["hosts[0].nic.tso"] == p.params["hosts[1].nic.tso"] == (p.params["hosts[1].nic.lro"] == "gro")
+        assert p.params["hosts[0].nic.arfs"] == p.params["hosts[1].nic.arfs"]
+        key = (p.params["links[0].mtu"], p.params["hosts[0].nic.tso"], p.params["hosts[0].nic.arfs"])
+        runs[key] = nicsim.run(p.scenario)
+    assert len(runs) == 8
+    return runs
+
+
+def busiest_core(result: Result, host: int) -> float:
+    return max(c["utilization"] for c in result.data["hosts"][host]["timing"]["cores"])
+
+
+def test_one_flow_at_100g_is_bound_by_a_saturated_receiver_core_whatever_is_switched_on(
+    modern_offloads: dict[tuple[str, bool, bool], Result],
+) -> None:
+    for key, r in modern_offloads.items():
+        s = r.summary
+        assert s["verified"] is True, key
+        assert s["retransmissions"] == 0, key
+        assert 0 < s["goodput_bps"] < s["ceiling_bps"] / 2, key
+        assert busiest_core(r, 1) > 0.99, key
+        assert busiest_core(r, 0) < 0.9, key
+
+
+def test_at_100g_the_per_packet_bound_receiver_gains_most_from_fewer_packets(
+    modern_offloads: dict[tuple[str, bool, bool], Result],
+) -> None:
+    gbps = {k: r.summary["goodput_bps"] / 1e9 for k, r in modern_offloads.items()}
+    plain = gbps[("1500B", False, False)]
+    # A jumbo frame carries 6.2 times a standard frame's payload (8 948 against
+    # 1 448 bytes) and GRO hands the stack one sk_buff for many frames: the
+    # receiver's per-packet work shrinks by that much, and so the bound.
+    assert gbps[("9000B", False, False)] > 4 * plain
+    assert gbps[("1500B", True, False)] > 3 * plain
+    # Both together gain less than each alone multiplied: the copy, paid per
+    # byte, is left.
+    assert gbps[("9000B", True, False)] < gbps[("9000B", False, False)] * gbps[("1500B", True, False)] / plain
