@@ -96,6 +96,9 @@ pub struct TimingReport {
     /// Where reads found the received data they copied, and how much
     /// waited for a read (`memory.ddio` set only; the measured interval).
     pub rx_copy: Option<super::rxcopy::RxCopyStats>,
+    /// The data sk_buffs a TCP sender allocated, sent and freed (hosts
+    /// that sent TCP data only; the whole run).
+    pub send_skbs: Option<super::rtx::SendSkbStats>,
 }
 
 fn named(b: &Breakdown) -> BTreeMap<&'static str, u64> {
@@ -197,6 +200,7 @@ impl Timed {
             delayed_acks: t.ack_gate.as_ref().map(|g| g.stats),
             socket_lock: t.timing.cpu.socket_backlog.then_some(t.lock_stats),
             rx_copy: (t.timing.memory.ddio.0 > 0).then(|| t.rx_copy.report(until)),
+            send_skbs: (t.rtx.stats.sent > 0).then_some(t.rtx.stats),
         }
     }
 

@@ -17,6 +17,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use serde::Serialize;
+
 use crate::probe::wire::{FlowKey, TcpView};
 
 /// Bytes of a send fragment page (`SKB_FRAG_PAGE_ORDER`: 32 KiB).
@@ -41,22 +43,62 @@ fn after(a: u32, b: u32) -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct Rtx {
     flows: BTreeMap<FlowKey, Flow>,
+    /// The data sk_buffs counted so far.
+    pub(super) stats: SendSkbStats,
+}
+
+/// A sender's data sk_buffs over the whole run: each one allocated (by a
+/// write, or by a split at transmit) is queued when sent and freed by the
+/// ACK that covers it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SendSkbStats {
+    /// Allocated by writes: one per size goal of data
+    /// (`tcp_sendmsg_locked` → `sk_stream_alloc_skb`).
+    pub written: u64,
+    /// Allocated at transmit: a TSO super-segment that ends inside an
+    /// sk_buff splits it, and the rest becomes a new one (`tcp_write_xmit`
+    /// → `tso_fragment` → `sk_stream_alloc_skb`, `skb_split`). Counted
+    /// when a super-segment goes out and every sk_buff allocated so far has
+    /// gone out already. Without TSO there is none: smoltcp sends a segment
+    /// short of an MSS where the window ends, which Linux does not (its
+    /// `tcp_snd_wnd_test` waits until the whole sk_buff fits), and such a
+    /// segment is counted as sent but allocates nothing.
+    pub split: u64,
+    /// Sent and queued for retransmission (each TSO super-segment, or
+    /// each segment without TSO, that carried new data).
+    pub sent: u64,
+    /// Freed by the ACKs that covered them.
+    pub freed: u64,
+}
+
+impl SendSkbStats {
+    /// Count one sk_buff sent (`tso`: a TSO super-segment); true when it
+    /// needed a split's allocation because every sk_buff allocated so far
+    /// had gone out.
+    pub(super) fn send(&mut self, tso: bool) -> bool {
+        self.sent += 1;
+        let split = tso && self.sent > self.written + self.split;
+        self.split += u64::from(split);
+        split
+    }
 }
 
 impl Rtx {
     /// The stack sends `frame`: a data segment beyond what was sent
-    /// becomes a queued sk_buff.
-    pub(super) fn sent(&mut self, frame: &[u8]) {
-        let Some(v) = TcpView::parse(frame) else { return };
+    /// becomes a queued sk_buff. Returns whether it did.
+    pub(super) fn sent(&mut self, frame: &[u8]) -> bool {
+        let Some(v) = TcpView::parse(frame) else { return false };
         if v.payload == 0 || v.syn || v.rst {
-            return;
+            return false;
         }
         let end = v.seq.wrapping_add(v.payload as u32);
         let f = self.flows.entry(v.flow).or_insert(Flow { ends: VecDeque::new(), high: v.seq, acked: v.seq, carry: 0 });
         if after(end, f.high) {
             f.ends.push_back(end);
             f.high = end;
+            return true;
         }
+        false
     }
 
     /// TCP input of `frame` from the peer: the sk_buffs its ACK frees,
@@ -84,6 +126,7 @@ impl Rtx {
         }
         let pages = f.carry / FRAG_PAGE;
         f.carry %= FRAG_PAGE;
+        self.stats.freed += skbs;
         (skbs, pages)
     }
 }
@@ -133,17 +176,35 @@ mod tests {
     #[test]
     fn a_retransmission_queues_no_sk_buff_and_other_flows_and_pure_acks_are_not_queued() {
         let mut q = Rtx::default();
-        q.sent(&frame(true, 0, Some(1), 1448));
-        q.sent(&frame(true, 1448, Some(1), 1448));
+        assert!(q.sent(&frame(true, 0, Some(1), 1448)));
+        assert!(q.sent(&frame(true, 1448, Some(1), 1448)));
         // The first segment again: already queued.
-        q.sent(&frame(true, 0, Some(1), 1448));
+        assert!(!q.sent(&frame(true, 0, Some(1), 1448)));
         // A pure ACK the host sends holds no data.
-        q.sent(&frame(true, 2896, Some(1), 0));
+        assert!(!q.sent(&frame(true, 2896, Some(1), 0)));
         // An ACK for the other direction's data frees nothing here.
         assert_eq!(q.acked(&frame(true, 2896, Some(2896), 0)), (0, 0));
         // A segment without the ACK flag acknowledges nothing.
         assert_eq!(q.acked(&frame(false, 1, None, 0)), (0, 0));
         assert_eq!(q.acked(&frame(false, 1, Some(2896), 0)), (2, 0));
+    }
+
+    #[test]
+    fn a_super_segment_sent_when_every_sk_buff_allocated_is_out_is_a_split() {
+        let mut s = SendSkbStats { written: 2, ..SendSkbStats::default() };
+        // Two whole sk_buffs go out, then a third super-segment: the window
+        // had cut one of them short, and its rest needed an sk_buff.
+        assert!(!s.send(true));
+        assert!(!s.send(true));
+        assert!(s.send(true));
+        assert_eq!((s.sent, s.split), (3, 1));
+        // A write allocates two more; both go out whole.
+        s.written += 2;
+        assert!(!s.send(true));
+        assert!(!s.send(true));
+        // Without TSO a segment short of an MSS allocates nothing.
+        assert!(!s.send(false));
+        assert_eq!((s.written, s.split, s.sent), (4, 1, 6));
     }
 
     #[test]

@@ -569,7 +569,14 @@ impl Timed {
             if let Some(x) = t.rx.engine().tx() {
                 pieces.extend(x.tx_pieces(&t.timing, &frame.bytes, ctx.core));
             }
-            t.rtx.sent(&frame.bytes);
+            if t.rtx.sent(&frame.bytes) && t.rtx.stats.send(frame.tso_mss.is_some()) {
+                // More super-segments went out than the writes allocated
+                // sk_buffs: this one ends inside an sk_buff, whose rest
+                // `tso_fragment` moves to a new one (`sk_stream_alloc_skb`:
+                // the head and its slab object, as a write's).
+                push_nonzero(&mut pieces, Layer::Skb, t.timing.cycles_on(ctx.core, t.timing.costs.skb_alloc));
+                push_nonzero(&mut pieces, Layer::Mm, t.timing.cycles_on(ctx.core, t.timing.costs.skb_slab));
+            }
             let seq = t.driver.emit();
             let job = Job::new(ctx.class, pieces, Next::TxToRing(seq, frame)).for_msg(msg).on(path);
             self.submit(env, ctx.core, now, job);
@@ -710,6 +717,7 @@ impl Timed {
             let tail = t.send_tails.entry(sock).or_insert(0);
             let (skbs, fill) = send_skbs(*tail, bytes, goal);
             *tail = fill;
+            t.rtx.stats.written += skbs;
             push_nonzero(&mut pieces, Layer::Skb, skbs * t.timing.cycles(c.skb_alloc));
             push_nonzero(&mut pieces, Layer::Mm, skbs * t.timing.cycles(c.skb_slab));
         }
