@@ -69,6 +69,11 @@ pub enum Layer {
     /// The clock source's read itself (`read_tsc`: `lfence; rdtsc`), apart
     /// from the rest of a clock read (`costs.rx_timestamp_read`).
     ClockRead,
+    /// An indirect call through a retpoline, the thunk a kernel built
+    /// against Spectre variant 2 calls instead of the branch: a return
+    /// that is predicted wrong on purpose (`costs.copy_call`, Linux's
+    /// `__x86_indirect_thunk_*`).
+    Indirect,
     /// Interrupt entry, handler and exit.
     Interrupt,
     /// Receive coalescing in software (LRO/GRO).
@@ -108,7 +113,7 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in report order.
-    pub const ALL: [Layer; 27] = [
+    pub const ALL: [Layer; 28] = [
         Layer::App,
         Layer::Syscall,
         Layer::Socket,
@@ -123,6 +128,7 @@ impl Layer {
         Layer::Driver,
         Layer::Clock,
         Layer::ClockRead,
+        Layer::Indirect,
         Layer::Interrupt,
         Layer::Coalesce,
         Layer::MemoryStall,
@@ -160,6 +166,7 @@ impl Layer {
             Layer::Driver => "driver",
             Layer::Clock => "clock",
             Layer::ClockRead => "clock_read",
+            Layer::Indirect => "indirect",
             Layer::Interrupt => "interrupt",
             Layer::Coalesce => "coalesce",
             Layer::MemoryStall => "memory_stall",

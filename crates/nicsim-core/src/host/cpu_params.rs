@@ -532,6 +532,15 @@ pub struct StackCosts {
     /// frame (layer `clock_read`).
     #[serde(default)]
     pub rx_timestamp_read: Cost,
+    /// The indirect call a read makes to its copy routine for each piece of
+    /// an sk_buff it copies: its head's payload and each page fragment
+    /// (Linux 5.4 `__skb_datagram_iter` calls `cb`, `simple_copy_to_iter`,
+    /// through a pointer, which a kernel built with retpolines turns into a
+    /// thunk whose return is predicted wrong on purpose; Linux 5.7 calls it
+    /// directly, `INDIRECT_CALL_1`). Per piece, on the reader's core (layer
+    /// `indirect`).
+    #[serde(default)]
+    pub copy_call: Cost,
     /// Driver reclaiming a sent packet's descriptor, per packet.
     #[serde(default)]
     pub driver_tx_clean: Cost,

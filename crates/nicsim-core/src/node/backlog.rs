@@ -24,8 +24,8 @@
 //! sk_buff for the joined segments.
 
 use super::cost::{
-    bh_lock_sock, head_lines, push_nonzero, rx_footprint, shape, skb_frags, tcp_input_pieces, whole_pages, Frag,
-    STACK_LINES_PER_FRAME,
+    bh_lock_sock, copy_pieces, head_lines, push_nonzero, rx_footprint, shape, skb_frags, tcp_input_pieces, whole_pages,
+    Frag, STACK_LINES_PER_FRAME,
 };
 use super::join::{joined_frags, Joining};
 use super::timed::{Ctx, Next, Timed, Waiting};
@@ -159,6 +159,9 @@ impl Timed {
             let t = &mut *self;
             let bytes = rx_footprint(t.timing.nic.striding_rq, env.host.max_frame(), frame.len() as u64, segments);
             t.unread.1 += whole_pages(&mut t.rx_pages.1, bytes);
+        }
+        if self.timing.costs.copy_call.total(1) > 0 && shape(&frame).data > 0 {
+            self.unread_pieces += copy_pieces(frame.len() as u64, segments);
         }
         self.free_acked(env, &frame, ctx, now);
         let t = &mut *self;

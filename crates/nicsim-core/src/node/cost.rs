@@ -319,13 +319,25 @@ pub(super) fn head_lines(len: u64, segments: u32) -> u64 {
 /// fragment and then its pages (`skb_gro_receive`), and chains the frame
 /// that would pass `MAX_SKB_FRAGS` (17) instead.
 pub(super) fn skb_frags(len: u64, segments: u32) -> Option<u64> {
+    let frags = copy_pieces(len, segments) - 1;
+    (frags <= MAX_SKB_FRAGS).then_some(frags)
+}
+
+/// Pieces a read copies one at a time from the sk_buff of a frame of `len`
+/// bytes made of `segments` wire frames (`__skb_datagram_iter`): the
+/// head's payload, then each page fragment, and as many again for each
+/// sk_buff GRO chained (`frag_list`). Each wire frame brings one head (the
+/// first's stays the head, GRO makes the later ones fragments) and the
+/// pages past mlx5's copied head (none for a linear frame). Receive-queue
+/// and backlog coalescing move heads and fragments the same way, so the
+/// count holds for the sk_buff the read finds.
+pub(super) fn copy_pieces(len: u64, segments: u32) -> u64 {
     let n = u64::from(segments.max(1));
     let pages = match linear_size(len.div_ceil(n)) {
         Some(_) => 0,
         None => len.div_ceil(n).saturating_sub(MAX_HEAD).div_ceil(PAGE),
     };
-    let frags = pages + (n - 1) * (1 + pages);
-    (frags <= MAX_SKB_FRAGS).then_some(frags)
+    n * (1 + pages)
 }
 
 /// Linux's `MAX_SKB_FRAGS` with 4 KiB pages.
@@ -495,6 +507,18 @@ mod tests {
         assert_eq!(skb_frags(9014, 1), Some(3));
         assert_eq!(skb_frags(4 * 9014, 4), Some(15));
         assert_eq!(skb_frags(5 * 9014, 5), None);
+    }
+
+    #[test]
+    fn a_read_copies_a_piece_per_wire_frame_head_and_per_page_beyond_it() {
+        // A linear MTU 1500 frame is one piece; GRO makes each later head a
+        // fragment, so an aggregate is one piece a wire frame.
+        assert_eq!(copy_pieces(1514, 1), 1);
+        assert_eq!(copy_pieces(45 * 1514, 45), 45);
+        // A jumbo frame: the 190 payload bytes of mlx5's 256-byte head, then
+        // 8 758 bytes in three pages; chained or not, four pieces a frame.
+        assert_eq!(copy_pieces(9014, 1), 4);
+        assert_eq!(copy_pieces(7 * 9014, 7), 28);
     }
 
     #[test]

@@ -138,6 +138,10 @@ pub struct Timed {
     /// runs on another core.
     pub(crate) unread_lines: u64,
     pub(crate) stack_reach: u64,
+    /// Pieces of the unread sk_buffs a read copies one call at a time (the
+    /// head's payload, each page fragment: `cost::copy_pieces`), counted
+    /// when `costs.copy_call` prices the call.
+    pub(crate) unread_pieces: u64,
     /// TCP/UDP payload bytes DMA'd into memory and read by the application
     /// so far: their difference is the reuse distance of the next byte read
     /// (DDIO, `memory.ddio`).
@@ -240,6 +244,7 @@ impl Timed {
             unread: (0, 0),
             unread_lines: 0,
             stack_reach: 0,
+            unread_pieces: 0,
             rx_data: (0, 0),
             rx_copy: Default::default(),
             rx_pages: (0, 0),
@@ -705,6 +710,9 @@ impl Timed {
             push_nonzero(&mut pieces, Layer::Mm, pages * page + skbs * slab);
             // Its walk of the receive queue reads lines the stack's core wrote.
             push_nonzero(&mut pieces, Layer::Tcp, skbs * READ_WALK_LINES * xfer);
+            // Its copy calls the copy routine once per piece of each sk_buff.
+            let calls = std::mem::take(&mut t.unread_pieces);
+            push_nonzero(&mut pieces, Layer::Indirect, calls * t.timing.cycles(c.copy_call));
         } else if let Op::Write { sock, bytes } = op {
             // `sk_page_frag_refill`: the data goes into 32 KiB page fragments.
             let frags = bytes.div_ceil(32 * 1024);

@@ -277,6 +277,42 @@ fn the_zone_lock_is_taken_per_send_fragment_and_its_line_moves_with_the_core_tha
     assert_eq!(receiver, 0, "the receiver writes nothing");
 }
 
+/// A flow whose reads' copy calls cost 10 cycles each (`copy_call`, the
+/// only `indirect` cost): the receiver's and the sender's `indirect`
+/// cycles over 10, and the wire frames of the data the receiver read.
+fn copy_calls(mtu: &str, nic: &str) -> (u64, u64, u64) {
+    let r = flow(mtu, &format!("costs = {{ copy_call = {{ cycles = 10 }} }}\nnic = {{ {nic} }}"));
+    assert!(r.summary.verified);
+    let calls = |h: usize| timing(&r, h).cycles.get("indirect").copied().unwrap_or(0) / 10;
+    let frames = r.summary.payload_bytes.div_ceil(if mtu == "1500B" { 1448 } else { 8948 });
+    (calls(1), calls(0), frames)
+}
+
+#[test]
+fn a_read_calls_its_copy_routine_once_per_piece_of_each_sk_buff() {
+    // Linux 5.4's tcp_recvmsg copies an sk_buff piece by piece
+    // (__skb_datagram_iter): its head's payload, then each page fragment,
+    // each through an indirect call. A linear MTU 1500 frame is one piece;
+    // a jumbo frame four (mlx5's 256-byte head, then three pages). GRO and
+    // the receive queue's coalescing move heads into fragments, so they
+    // leave the count per wire frame as it is: what they save is per
+    // packet, not per piece. The sender reads nothing. A read pays for the
+    // whole unread queue it finds, so the calls may run ahead of the bytes
+    // read by what was still unread when the flow stopped.
+    for nic in ["tso = false, lro = \"off\"", "tso = true, lro = \"gro\", arfs = true"] {
+        for (mtu, per_frame) in [("1500B", 1), ("9000B", 4)] {
+            let (calls, sender, frames) = copy_calls(mtu, nic);
+            assert_eq!(sender, 0, "{nic}: the sender copies nothing out");
+            assert!(frames > 1000, "{nic}: {frames} frames read");
+            let per = calls as f64 / frames as f64;
+            assert!(
+                per >= 0.99 * per_frame as f64 && per < 1.15 * per_frame as f64,
+                "{nic}, {mtu}: {per:.3} calls a frame read"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_writer_allocates_the_data_sk_buffs_one_per_size_goal_and_a_tso_split_allocates_the_rest() {
     // tcp_sendmsg builds the sk_buffs the data is sent in: one per MSS

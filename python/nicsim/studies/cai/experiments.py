@@ -905,6 +905,9 @@ LAYER_CATEGORY: Mapping[str, str] = {
     # are etc, the clock source's read_tsc sched.
     "clock": "etc",
     "clock_read": "sched",
+    # The retpoline thunk of the indirect call each piece of a read's copy makes
+    # (__skb_datagram_iter's cb: __x86_indirect_thunk_rax) is etc.
+    "indirect": "etc",
     # The study's own categories, one layer each.
     "skb": "skb",
     "mm": "mm",
