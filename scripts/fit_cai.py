@@ -244,9 +244,10 @@ def costs(x):
     # Sets fitted before the queueing discipline, the idle loop and a pure ACK's input had costs of their own.
     # Sets fitted before the system call's entry and exit was a fitted cost keep FIXED's.
     # Sets fitted before the study's per-frame time stamp had costs of their own have none.
-    # Sets fitted before the copy's indirect call per piece had a cost of its own take the profile's.
+    # Sets fitted before the copy's indirect call per piece had a cost of its own take the profile's
+    # (copy_call, an estimate; copy_call_thunk, its part on the thunk, fitted where a set has the key).
     for k in ("qdisc", "qdisc_round", "idle_select", "idle", "tcp_ack_rx", "tcp_ack_rx_remote", "syscall",
-              "rx_timestamp", "rx_timestamp_read", "copy_call"):
+              "rx_timestamp", "rx_timestamp_read", "copy_call", "copy_call_thunk"):
         if k in x:
             c[k] = x[k]
     c["ip_tx"] = 0.3 * x["tcp_tx"]; c["ip_rx"] = x["ip_rx"] if "ip_rx" in x else 0.3 * x["tcp_rx"]
@@ -317,15 +318,16 @@ BOUNDS = dict(cached_copy_gbps=(8, 40), llc_copy_gbps=(5, 30), copy_gbps=(4, 15)
               # waits for the loads before it, at most about one memory latency
               # (memory.latency, 300 cycles).
               rx_timestamp_read=(25, 330),
-              # The retpoline thunk of the copy's indirect call per piece of an
-              # sk_buff (__skb_datagram_iter's cb in Linux 5.4): a complete
-              # retpolined indirect call takes about 33 cycles (Paul Turner,
-              # LKML 2018-01-05, "x86/retpoline: Add initial retpoline
-              # support": 33.2 cycles a call with "pause; jmp"), the upper
-              # bound; a profile samples part of it on the thunk and the rest
-              # on the target's first instructions (data copy), hence the
-              # lower bound, the thunk's own call, store and return.
-              copy_call=(10, 33),
+              # The copy's indirect call per piece of an sk_buff
+              # (__skb_datagram_iter's cb in Linux 5.4) through a retpoline: a
+              # complete retpolined indirect call takes about 33 cycles (Paul
+              # Turner, LKML 2018-01-05, "x86/retpoline: Add initial retpoline
+              # support": 33.2 cycles a call with "pause; jmp"; the profile's
+              # copy_call, not fitted). The part a profile samples on the thunk
+              # (copy_call_thunk; the rest lands on the target's first
+              # instructions, data copy) is at least the thunk's own call,
+              # store and return, a few cycles, and at most the whole call.
+              copy_call_thunk=(3, 33),
               # A pass of fq_codel's dequeue loop: a few list operations on hot lines.
               qdisc_round=(2, 100),
               # iperf 2's own work per read or write call, in user space (perf's
@@ -349,6 +351,8 @@ def clamp(x):
     # (the send copy, into the socket's page fragments) are not ordered:
     # they write to differently warm destinations.
     x["copy_gbps"] = min(x["copy_gbps"], x["llc_copy_gbps"], x["cached_copy_gbps"])
+    if "copy_call_thunk" in x and "copy_call" in x:
+        x["copy_call_thunk"] = min(x["copy_call_thunk"], x["copy_call"])
 
 def fit(x, iters, dur="100ms", lam=4.0):
     names = list(x)
@@ -645,6 +649,9 @@ def profile_set(path: str = PROFILE_TOML) -> dict:
 
     prof = tomllib.load(open(path, "rb"))
     x = {k: float(prof["costs"][k]["cycles"]) for k in SET_COSTS}
+    # The copy call's part on the thunk is fitted once the profile prices the call (copy_call stays the profile's).
+    if "copy_call_thunk" in prof["costs"]:
+        x["copy_call_thunk"] = float(prof["costs"]["copy_call_thunk"]["cycles"])
     mem, cpu = prof["memory"], prof["cpu"]
 
     def gbps(v: str) -> float:

@@ -537,10 +537,17 @@ pub struct StackCosts {
     /// (Linux 5.4 `__skb_datagram_iter` calls `cb`, `simple_copy_to_iter`,
     /// through a pointer, which a kernel built with retpolines turns into a
     /// thunk whose return is predicted wrong on purpose; Linux 5.7 calls it
-    /// directly, `INDIRECT_CALL_1`). Per piece, on the reader's core (layer
-    /// `indirect`).
+    /// directly, `INDIRECT_CALL_1`). Per piece, on the reader's core: the
+    /// part `copy_call_thunk` in layer `indirect`, the rest in `copy`.
     #[serde(default)]
     pub copy_call: Cost,
+    /// The part of `copy_call` a profile by function samples on the thunk
+    /// (`__x86_indirect_thunk_*`; layer `indirect`), at most all of it. The
+    /// return predicted wrong stalls until the call's target retires, so a
+    /// precise cycles sample lands much of the stall on the copy routine's
+    /// first instructions instead (layer `copy`).
+    #[serde(default)]
+    pub copy_call_thunk: Cost,
     /// Driver reclaiming a sent packet's descriptor, per packet.
     #[serde(default)]
     pub driver_tx_clean: Cost,

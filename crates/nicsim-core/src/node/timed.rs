@@ -695,6 +695,7 @@ impl Timed {
             let lock = t.timing.cycles(c.sock_lock);
             push_nonzero(&mut pieces, Layer::Lock, lock + if lock > 0 { xfer } else { 0 });
         }
+        let mut call_copy = 0;
         if reads {
             // The read frees the sk_buffs it emptied and their buffers,
             // which the receive stack's core touched last. Dropping a
@@ -710,9 +711,14 @@ impl Timed {
             push_nonzero(&mut pieces, Layer::Mm, pages * page + skbs * slab);
             // Its walk of the receive queue reads lines the stack's core wrote.
             push_nonzero(&mut pieces, Layer::Tcp, skbs * READ_WALK_LINES * xfer);
-            // Its copy calls the copy routine once per piece of each sk_buff.
+            // Its copy calls the copy routine once per piece of each sk_buff,
+            // through a retpoline: the part a profile samples on the thunk,
+            // and the rest (`call_copy`, below) on the routine's first
+            // instructions, which are the copy's.
             let calls = std::mem::take(&mut t.unread_pieces);
-            push_nonzero(&mut pieces, Layer::Indirect, calls * t.timing.cycles(c.copy_call));
+            let (call, thunk) = (t.timing.cycles(c.copy_call), t.timing.cycles(c.copy_call_thunk));
+            push_nonzero(&mut pieces, Layer::Indirect, calls * thunk.min(call));
+            call_copy = calls * call.saturating_sub(thunk);
         } else if let Op::Write { sock, bytes } = op {
             // `sk_page_frag_refill`: the data goes into 32 KiB page fragments.
             let frags = bytes.div_ceil(32 * 1024);
@@ -761,7 +767,7 @@ impl Timed {
             t.rx_copy.read(now, op.bytes());
             t.rx_data.1 += op.bytes();
         }
-        let copy = copy + head;
+        let copy = copy + head + call_copy;
         if copy > 0 || !comm_copy {
             pieces.push((Layer::Copy, copy));
         }

@@ -277,11 +277,15 @@ fn the_zone_lock_is_taken_per_send_fragment_and_its_line_moves_with_the_core_tha
     assert_eq!(receiver, 0, "the receiver writes nothing");
 }
 
-/// A flow whose reads' copy calls cost 10 cycles each (`copy_call`, the
-/// only `indirect` cost): the receiver's and the sender's `indirect`
-/// cycles over 10, and the wire frames of the data the receiver read.
+/// A flow whose reads' copy calls cost 10 cycles each, all sampled on the
+/// thunk (`copy_call`, `copy_call_thunk`: the only `indirect` cost): the
+/// receiver's and the sender's `indirect` cycles over 10, and the wire
+/// frames of the data the receiver read.
 fn copy_calls(mtu: &str, nic: &str) -> (u64, u64, u64) {
-    let r = flow(mtu, &format!("costs = {{ copy_call = {{ cycles = 10 }} }}\nnic = {{ {nic} }}"));
+    let r = flow(
+        mtu,
+        &format!("costs = {{ copy_call = {{ cycles = 10 }}, copy_call_thunk = {{ cycles = 10 }} }}\nnic = {{ {nic} }}"),
+    );
     assert!(r.summary.verified);
     let calls = |h: usize| timing(&r, h).cycles.get("indirect").copied().unwrap_or(0) / 10;
     let frames = r.summary.payload_bytes.div_ceil(if mtu == "1500B" { 1448 } else { 8948 });
@@ -311,6 +315,26 @@ fn a_read_calls_its_copy_routine_once_per_piece_of_each_sk_buff() {
             );
         }
     }
+}
+
+#[test]
+fn the_part_of_the_copy_call_off_the_thunk_counts_as_copy() {
+    // A call of 30 cycles of which 10 are sampled on the thunk: 10 a call
+    // in `indirect`, 20 in `copy`. With copies at a million GB/s and no
+    // line transfers the copy layer holds nearly nothing else.
+    let r = flow(
+        "9000B",
+        "costs = { copy_call = { cycles = 30 }, copy_call_thunk = { cycles = 10 } }\n\
+         memory = { copy_bandwidth = \"1000000GB/s\", cached_copy_bandwidth = \"1000000GB/s\", llc_copy_bandwidth = \"1000000GB/s\" }\n\
+         cpu = { line_transfer = 0 }\nnic = { tso = true, lro = \"gro\", arfs = true }",
+    );
+    assert!(r.summary.verified);
+    let c = &timing(&r, 1).cycles;
+    let (thunk, copy) = (c["indirect"], c["copy"]);
+    assert_eq!(thunk % 10, 0);
+    let calls = thunk / 10;
+    assert!(calls > 1000, "{calls} calls");
+    assert!(copy >= 20 * calls && copy <= 20 * calls + calls / 10, "{copy} copy cycles for {calls} calls");
 }
 
 #[test]
