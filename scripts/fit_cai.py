@@ -247,7 +247,7 @@ def costs(x):
     # Sets fitted before the copy's indirect call per piece had a cost of its own take the profile's
     # (copy_call, an estimate; copy_call_thunk, its part on the thunk, fitted where a set has the key).
     for k in ("qdisc", "qdisc_round", "idle_select", "idle", "tcp_ack_rx", "tcp_ack_rx_remote", "syscall",
-              "rx_timestamp", "rx_timestamp_read", "copy_call", "copy_call_thunk"):
+              "rx_timestamp", "rx_timestamp_read", "copy_call", "copy_call_thunk", "skb_split"):
         if k in x:
             c[k] = x[k]
     c["ip_tx"] = 0.3 * x["tcp_tx"]; c["ip_rx"] = x["ip_rx"] if "ip_rx" in x else 0.3 * x["tcp_rx"]

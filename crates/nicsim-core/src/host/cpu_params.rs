@@ -633,6 +633,14 @@ pub struct StackCosts {
     /// the receive ring's order-0 pages.
     #[serde(default)]
     pub page_frag: Cost,
+    /// `skb_split`'s own work, per TSO split at transmit (layer `skb`):
+    /// a super-segment that ends inside an sk_buff moves the fragment
+    /// descriptors past its end to the new sk_buff and, for the fragment
+    /// the end falls in, takes a second reference on its page
+    /// (`skb_split_no_header`: `skb_frag_ref`, one atomic increment). The
+    /// new sk_buff's allocation is priced apart (`skb_alloc`, `skb_slab`).
+    #[serde(default)]
+    pub skb_split: Cost,
     /// The buddy allocator's zone lock, per send fragment allocated and per
     /// one freed (`page_frag`; layer `lock`): Linux 5.4 takes it in
     /// `rmqueue` (`spin_lock_irqsave(&zone->lock)`) for the order-3

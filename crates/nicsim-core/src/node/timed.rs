@@ -578,9 +578,12 @@ impl Timed {
                 // More super-segments went out than the writes allocated
                 // sk_buffs: this one ends inside an sk_buff, whose rest
                 // `tso_fragment` moves to a new one (`sk_stream_alloc_skb`:
-                // the head and its slab object, as a write's).
+                // the head and its slab object, as a write's; `skb_split`:
+                // the fragment descriptors past the split and a second
+                // reference on the page the split falls in).
                 push_nonzero(&mut pieces, Layer::Skb, t.timing.cycles_on(ctx.core, t.timing.costs.skb_alloc));
                 push_nonzero(&mut pieces, Layer::Mm, t.timing.cycles_on(ctx.core, t.timing.costs.skb_slab));
+                push_nonzero(&mut pieces, Layer::Skb, t.timing.cycles_on(ctx.core, t.timing.costs.skb_split));
             }
             let seq = t.driver.emit();
             let job = Job::new(ctx.class, pieces, Next::TxToRing(seq, frame)).for_msg(msg).on(path);

@@ -338,6 +338,28 @@ fn the_part_of_the_copy_call_off_the_thunk_counts_as_copy() {
 }
 
 #[test]
+fn a_tso_split_pays_skb_splits_own_work_in_the_skb_layer_once_per_split() {
+    // With every other sk_buff cost unpriced, the sender's skb layer holds
+    // skb_split's work alone: its price once per TSO split, none without
+    // TSO (no split then).
+    let skb = |nic: &str| {
+        let zero = ["skb_alloc", "skb_free", "skb_slab"]
+            .iter()
+            .map(|k| format!("{k} = {{ cycles = 0 }}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let r = flow("1500B", &format!("costs = {{ skb_split = {{ cycles = 1000 }}, {zero} }}\nnic = {{ {nic} }}"));
+        assert!(r.summary.verified);
+        let t = timing(&r, 0);
+        (t.cycles.get("skb").copied().unwrap_or(0), t.send_skbs.expect("the sender's sk_buffs").split)
+    };
+    let (cycles, splits) = skb("tso = true, lro = \"gro\"");
+    assert!(splits > 10, "{splits} splits");
+    assert_eq!(cycles, 1000 * splits);
+    assert_eq!(skb("tso = false, lro = \"off\""), (0, 0));
+}
+
+#[test]
 fn the_writer_allocates_the_data_sk_buffs_one_per_size_goal_and_a_tso_split_allocates_the_rest() {
     // tcp_sendmsg builds the sk_buffs the data is sent in: one per MSS
     // without GSO, one per 45 MSS (65 160 bytes) with it, on the writer's
@@ -348,7 +370,7 @@ fn the_writer_allocates_the_data_sk_buffs_one_per_size_goal_and_a_tso_split_allo
     // frame it receives (the driver's) and one for each of the few segments
     // without data it sends (the handshake, the FIN).
     let skbs = |nic: &str| {
-        let zero = ["skb_free", "skb_slab", "page_alloc", "page_frag", "page_free"]
+        let zero = ["skb_free", "skb_slab", "skb_split", "page_alloc", "page_frag", "page_free"]
             .iter()
             .map(|k| format!("{k} = {{ cycles = 0 }}"))
             .collect::<Vec<_>>()
