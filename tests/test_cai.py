@@ -19,6 +19,7 @@ from nicsim.studies import STUDIES, comparison
 from nicsim.studies.cai import CATEGORIES, LAYER_CATEGORY, breakdown, build, category, measure, per_core
 from nicsim.studies.cai.experiments import (
     BUFFERS,
+    BUFFERS_FIXED_CLOCK,
     CONFIG,
     INCAST,
     MIXED,
@@ -425,6 +426,39 @@ def test_the_buffer_runs_reads_follow_ddio(buffer_reports: dict[int, RunReport])
     # A window-limited flow: up to 800 KiB each doubling of the buffer raises the throughput.
     small = [k for k in BUFFER_KIB if k <= 800]
     assert all(rates[a] < rates[b] for a, b in zip(small, small[1:])), rates
+
+
+def test_the_fixed_clock_buffer_runs_differ_from_the_buffer_runs_only_in_the_clock() -> None:
+    assert [b.kib for b in BUFFERS_FIXED_CLOCK] == BUFFER_KIB
+    for b, f in zip(BUFFERS, BUFFERS_FIXED_CLOCK):
+        assert f.id == f"{b.id}_fixed_clock"
+        knobs = f.fixed(SHORT)
+        # intel_pstate's performance policy: every core of both hosts at the Gold 6128's turbo (Intel ARK).
+        for i in range(2):
+            assert knobs.pop(f"hosts[{i}].cpu.pstate") == {"min": "3.7GHz", "turbo": "3.7GHz"}
+        assert knobs == b.fixed(SHORT)
+
+
+def test_at_a_fixed_clock_every_busy_core_runs_at_turbo_and_a_window_limited_flow_is_no_slower(
+        short: Path) -> None:
+    loaded = build(SHORT).load(short)
+    rates = {}
+    for b, f in zip(BUFFERS, BUFFERS_FIXED_CLOCK):
+        gov, fix = loaded[b.run(SHORT).key], loaded[f.run(SHORT).key]
+        assert isinstance(gov, RunReport) and isinstance(fix, RunReport)
+        for host in ("a", "b"):
+            busy = [c for c in fix.host(host).timed.raw["cores"] if c["busy_s"] > 0]
+            assert busy and all(c["busy_clock_hz"] == pytest.approx(3.7e9, rel=1e-4) for c in busy), (b.kib, host)
+        rates[b.kib] = (gov.summary.goodput_bps, fix.summary.goodput_bps)
+    # The 100 KiB flow leaves its cores mostly idle: under powersave some core runs well below turbo.
+    small = loaded[BUFFERS[0].run(SHORT).key]
+    assert isinstance(small, RunReport)
+    clocks = [c["busy_clock_hz"] for h in ("a", "b") for c in small.host(h).timed.raw["cores"] if c["busy_s"] > 0]
+    assert min(clocks) < 3.0e9, clocks
+    # A window-limited flow (up to 800 KiB) is bound by its round trip, which a faster clock can only
+    # shorten: at turbo it moves at least as fast as under powersave.
+    for kib in (k for k in BUFFER_KIB if k <= 800):
+        assert rates[kib][1] >= rates[kib][0], (kib, rates[kib])
 
 
 def test_the_no_ddio_runs_are_each_configuration_with_ddio_off_on_both_hosts() -> None:

@@ -10,6 +10,12 @@ and the receiver's L3 miss rate, which the study reads from perf
 (``LLC-load-misses`` over ``LLC-loads``) and nicsim takes to be the share
 of the copied bytes that came from memory rather than from the L3, where
 DDIO put them (:attr:`.metrics.Metrics.l3_miss_pct`).
+
+Beside them, not compared: the same runs with every core at its highest
+clock (:data:`.experiments.BUFFERS_FIXED_CLOCK`), since a window-limited
+flow's cores are partly idle and the powersave governor the profile
+assumes lowers their clocks, which lengthens the round trip that bounds
+the flow.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Any
 
 from nicsim.studies.framework import Context, Run
 
-from .experiments import BUFFERS, CONFIG, socket_buffers
+from .experiments import BUFFERS, BUFFERS_FIXED_CLOCK, CONFIG, TURBO, socket_buffers
 from .metrics import Metrics, measure
 from .report import compare_l3_miss
 
@@ -27,14 +33,18 @@ Runs = Mapping[str, Run]
 """Buffer run id (``buffer_<kib>k``) -> its run."""
 
 
-def metrics(ctx: Context, runs: Runs) -> dict[int, Metrics]:
-    """Each buffer size's measurements (KiB -> metrics), smallest first."""
-    return {b.kib: measure(ctx.report(runs[b.id])) for b in BUFFERS if b.id in runs and ctx.has(runs[b.id])}
+def metrics(ctx: Context, runs: Runs, fixed_clock: bool = False) -> dict[int, Metrics]:
+    """Each buffer size's measurements (KiB -> metrics), smallest first: the
+    study's runs, or with ``fixed_clock`` those with every core at turbo."""
+    every = BUFFERS_FIXED_CLOCK if fixed_clock else BUFFERS
+    return {b.kib: measure(ctx.report(runs[b.id])) for b in every if b.id in runs and ctx.has(runs[b.id])}
 
 
 def section(runs: Runs, ctx: Context) -> list[str]:
     """Throughput, CPU and the receiver's reads across the buffer sizes."""
     ms = metrics(ctx, runs)
+    turbo = metrics(ctx, runs, fixed_clock=True)
+    turbo_text = TURBO.replace("GHz", " GHz")
     by_kib = {b.kib: b for b in BUFFERS}
     base = CONFIG["all_opts"]
     rows: list[dict[str, Any]] = []
@@ -54,12 +64,21 @@ def section(runs: Runs, ctx: Context) -> list[str]:
                     f"mean time received data waits from its NAPI poll (GRO) to its copy, {b.label}", "us",
                     nicsim=r.mean_wait_us)
         compare_l3_miss(ctx, b.id, b.label, m)
-        rows.append({"kib": kib, "tx_payload_bytes": tx, "rx_payload_bytes": rx,
-                     "throughput_gbps": round(m.throughput_gbps, 4), "per_core_gbps": round(m.per_core_gbps, 4),
-                     "sender_cpu_pct": round(m.sender.cpu_pct, 2), "receiver_cpu_pct": round(m.receiver.cpu_pct, 2),
-                     "copied_from_memory_pct": round(r.from_memory_pct, 2),
-                     "mean_unread_bytes": round(r.mean_unread_bytes), "copy_latency_us": round(r.mean_wait_us, 2),
-                     "retransmissions": m.retransmissions})
+        row = {"kib": kib, "tx_payload_bytes": tx, "rx_payload_bytes": rx,
+               "throughput_gbps": round(m.throughput_gbps, 4), "per_core_gbps": round(m.per_core_gbps, 4),
+               "sender_cpu_pct": round(m.sender.cpu_pct, 2), "receiver_cpu_pct": round(m.receiver.cpu_pct, 2),
+               "sender_clocks_ghz": " ".join(f"{g:.2f}" for g in m.sender.clocks_ghz),
+               "receiver_clocks_ghz": " ".join(f"{g:.2f}" for g in m.receiver.clocks_ghz),
+               "copied_from_memory_pct": round(r.from_memory_pct, 2),
+               "mean_unread_bytes": round(r.mean_unread_bytes), "copy_latency_us": round(r.mean_wait_us, 2),
+               "retransmissions": m.retransmissions}
+        t = turbo.get(kib)
+        t_reads = t.reads if t is not None else None
+        row |= {"fixed_clock_throughput_gbps": round(t.throughput_gbps, 4) if t else None,
+                "fixed_clock_sender_cpu_pct": round(t.sender.cpu_pct, 2) if t else None,
+                "fixed_clock_receiver_cpu_pct": round(t.receiver.cpu_pct, 2) if t else None,
+                "fixed_clock_copy_latency_us": round(t_reads.mean_wait_us, 2) if t_reads else None}
+        rows.append(row)
     ctx.csv("buffers.csv", rows)
     if not rows:
         return ["No buffer run was simulated."]
@@ -74,6 +93,10 @@ def section(runs: Runs, ctx: Context) -> list[str]:
     ax = axes[0]
     ax.plot(kibs, [r["throughput_gbps"] for r in rows], "o-", label="throughput")
     ax.plot(kibs, [r["per_core_gbps"] for r in rows], "s--", label="per receiver core")
+    fixed = [(r["kib"], r["fixed_clock_throughput_gbps"]) for r in rows if r["fixed_clock_throughput_gbps"] is not None]
+    if fixed:
+        ax.plot([k for k, _ in fixed], [g for _, g in fixed], "^:", color="#777777",
+                label=f"throughput, every core at {turbo_text}")
     ax.set_ylabel("Gb/s")
     ax.set_title("Throughput")
     ax.legend(fontsize=8)
@@ -114,19 +137,20 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "",
         f"![buffer sizes]({png})",
         "",
-        "| buffers | payload (send / receive) | throughput | per core | sender CPU | receiver CPU | copied from memory"
-        " | unread (mean) | wait to the copy |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| buffers | payload (send / receive) | throughput | per core | sender CPU | receiver CPU | clocks (sender"
+        " / receiver) | copied from memory | unread (mean) | wait to the copy |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         lines.append(
             f"| {r['kib']} KiB | {r['tx_payload_bytes'] / 1e3:.0f} / {r['rx_payload_bytes'] / 1e3:.0f} KB |"
             f" {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s | {r['sender_cpu_pct']:.1f} % |"
-            f" {r['receiver_cpu_pct']:.1f} % | {r['copied_from_memory_pct']:.1f} % |"
+            f" {r['receiver_cpu_pct']:.1f} % | {_clocks(r)} | {r['copied_from_memory_pct']:.1f} % |"
             f" {r['mean_unread_bytes'] / 1e3:.0f} KB | {r['copy_latency_us']:.1f} us |"
         )
     lines += [
         "",
+        "Clocks: each busy core's mean clock while busy, which intel_pstate chose from its load (powersave).",
         "Copied from memory: the share of the bytes the receiver's reads copied that DDIO no longer held in the",
         "L3 (`memory.ddio`: DMA writes fill a share of the L3, newest first); it is the row `l3_miss_pct.…`,",
         "nicsim's stand-in for the study's L3 miss rate, which takes the copy's reads of the received data for",
@@ -137,4 +161,33 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "the step from cache to memory is sharper than a real L3's replacement makes it (`memory.ddio_ways`",
         "models DDIO's share as ways of each set; `cai-xeon-6128` does not use it).",
     ]
+    if fixed:
+        lines += [
+            "",
+            f"The same runs with every core of both hosts at {turbo_text} (intel_pstate's performance policy) instead of",
+            "the clock the powersave policy picks from each core's load, which the profile assumes (the study does",
+            "not say which its hosts ran; not compared, `fixed_clock_*` in `buffers.csv`). A window-limited flow",
+            "leaves its cores partly idle, so under powersave they slow down, which lengthens the round trip that",
+            "bounds the flow and so idles them further: where the two columns part, the prediction is the",
+            "governor's as much as the stack's, and a small change anywhere on the sender or receiver can move it",
+            "between the clocks that loop settles at.",
+            "",
+            f"| buffers | throughput (powersave) | at {turbo_text}: throughput | sender CPU | receiver CPU | wait to the copy |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for r in rows:
+            if r["fixed_clock_throughput_gbps"] is None:
+                continue
+            wait = r["fixed_clock_copy_latency_us"]
+            lines.append(
+                f"| {r['kib']} KiB | {r['throughput_gbps']:.2f} Gb/s | {r['fixed_clock_throughput_gbps']:.2f} Gb/s |"
+                f" {r['fixed_clock_sender_cpu_pct']:.1f} % | {r['fixed_clock_receiver_cpu_pct']:.1f} % |"
+                f" {'–' if wait is None else f'{wait:.1f} us'} |"
+            )
     return lines
+
+
+def _clocks(row: Mapping[str, Any]) -> str:
+    """A row's busy cores' mean clocks, sender's then receiver's."""
+    s, r = row["sender_clocks_ghz"].split(), row["receiver_clocks_ghz"].split()
+    return f"{' '.join(s) or '–'} / {' '.join(r) or '–'} GHz"

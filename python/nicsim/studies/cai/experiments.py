@@ -277,21 +277,34 @@ for and stops autotuning them (``sock_setsockopt``: ``val * 2``,
 ``net.core.wmem_max`` and ``rmem_max`` to 12 MiB, above every half asked."""
 
 
+TURBO = "3.7GHz"
+"""The Xeon Gold 6128's highest clock (Intel ARK; the profile's
+``cpu.pstate.turbo``), where intel_pstate's performance policy holds every
+core."""
+
+
 @dataclass(frozen=True)
 class BufferSize(_Experiment):
     """One run of the buffer experiment: all optimisations, both socket
     buffers fixed at ``kib`` KiB of sk_buff memory."""
 
     kib: int
+    fixed_clock: bool = False
+    """Every core of both hosts at :data:`TURBO` (intel_pstate's performance
+    policy) instead of the clock the powersave policy picks from each core's
+    load, which the profile assumes: how much of a run's result the clock
+    governor makes. Not one of the study's runs."""
 
     @property
     def id(self) -> str:
-        """The run's id in ``comparison.csv`` (``throughput_gbps.<id>``)."""
-        return f"buffer_{self.kib}k"
+        """The run's id (``throughput_gbps.<id>`` in ``comparison.csv`` for
+        the study's runs; the fixed-clock runs are only in ``buffers.csv``)."""
+        return f"buffer_{self.kib}k" + ("_fixed_clock" if self.fixed_clock else "")
 
     @property
     def label(self) -> str:
-        return f"all optimisations, {self.kib} KiB socket buffers"
+        clock = f", every core at {TURBO}" if self.fixed_clock else ""
+        return f"all optimisations, {self.kib} KiB socket buffers{clock}"
 
     def fixed(self, duration: str = DURATION) -> dict[str, Any]:
         """all_opts' overrides with both hosts' buffers at this size (as payload)."""
@@ -301,12 +314,19 @@ class BufferSize(_Experiment):
         for i in range(len(SIDES)):
             knobs[f"hosts[{i}].tcp.tx_buffer"] = f"{tx}B"
             knobs[f"hosts[{i}].tcp.rx_buffer"] = f"{rx}B"
+            if self.fixed_clock:
+                knobs[f"hosts[{i}].cpu.pstate"] = {"min": TURBO, "turbo": TURBO}
         return knobs
 
 
 BUFFERS: tuple[BufferSize, ...] = tuple(BufferSize(k) for k in BUFFER_KIB)
 """The buffer experiment's runs, smallest first. Every result is held out
 (predictions)."""
+
+BUFFERS_FIXED_CLOCK: tuple[BufferSize, ...] = tuple(BufferSize(k, fixed_clock=True) for k in BUFFER_KIB)
+"""The same runs with every core at :data:`TURBO`: the clock governor's
+share in the buffer experiment's predictions (reported beside them, not
+compared)."""
 
 
 NO_DDIO_BREAKDOWN = ("no_opts", "tso_gro", "tso_gro_jumbo", "all_opts")

@@ -11,6 +11,7 @@ from . import buffers, ddio, incast, mixed, numa, one_to_one, outcast, report, r
 from .claims import claims
 from .experiments import (
     BUFFERS,
+    BUFFERS_FIXED_CLOCK,
     CALIBRATION,
     CATEGORIES,
     CONFIGS,
@@ -72,7 +73,7 @@ def build(duration: str = DURATION) -> Study:
     """The study with each flow running for ``duration`` (the default is the
     study's; tests build a shorter one, whose runs have other cache keys)."""
     runs = {c.id: c.run(duration) for c in CONFIGS}
-    buffer_runs = {b.id: b.run(duration) for b in BUFFERS}
+    buffer_runs = {b.id: b.run(duration) for b in BUFFERS + BUFFERS_FIXED_CLOCK}
     no_ddio_runs = {v.id: v.run(duration) for v in NO_DDIO}
     incast_runs = {v.id: v.run(duration) for v in INCAST}
     outcast_runs = {v.id: v.run(duration) for v in OUTCAST}
