@@ -34,6 +34,7 @@ from nicsim.studies.cai.experiments import (
     OUTCAST_SCENARIO,
     RPC_SCENARIO,
     RPCS,
+    RPCS_FIXED_CLOCK,
     SCENARIO,
     NoDdio,
     Rpc,
@@ -554,6 +555,30 @@ def test_the_rpc_runs_set_every_host_and_link_of_the_rpc_scenario() -> None:
         expected = {"workload.dsm.request": f"{v.size}B", "workload.dsm.page_size": f"{v.size}B",
                     "workload.dsm.duration": SHORT, "workload.dsm.omit": WARMUP}
         assert knobs == expected | every_host(17, v.config), v.id
+
+
+def test_the_fixed_clock_rpc_runs_differ_from_the_rpc_runs_only_in_every_hosts_clock() -> None:
+    assert [(v.config, v.size) for v in RPCS_FIXED_CLOCK] == [(v.config, v.size) for v in RPCS]
+    for v, f in zip(RPCS, RPCS_FIXED_CLOCK):
+        assert f.id == f"{v.id}_fixed_clock"
+        knobs = f.fixed(SHORT)
+        for i in range(17):
+            assert knobs.pop(f"hosts[{i}].cpu.pstate") == {"min": "3.7GHz", "turbo": "3.7GHz"}, f.id
+        assert knobs == v.fixed(SHORT), f.id
+
+
+def test_at_a_fixed_clock_every_rpc_host_runs_at_turbo_and_transactions_are_no_slower(short: Path) -> None:
+    loaded = build(SHORT).load(short)
+    for v, f in zip(RPCS, RPCS_FIXED_CLOCK):
+        gov, fix = loaded[v.run(SHORT).key], loaded[f.run(SHORT).key]
+        assert isinstance(gov, RunReport) and isinstance(fix, RunReport)
+        assert fix.summary.verified and fix.summary.retransmissions == 0, f.id
+        for host in ["b", *(f"a{i}" for i in range(16))]:
+            busy = [c for c in fix.host(host).timed.raw["cores"] if c["busy_s"] > 0]
+            assert busy and all(c["busy_clock_hz"] == pytest.approx(3.7e9, rel=1e-4) for c in busy), (f.id, host)
+        # One transaction at a time per connection: each is a chain of work on the clients' and the
+        # receiver's cores, which a faster clock can only shorten.
+        assert fix.summary.raw["transaction_rate"] >= gov.summary.raw["transaction_rate"], v.id
 
 
 def test_rpcs_are_intact_and_the_throughput_is_one_directions(short: Path) -> None:

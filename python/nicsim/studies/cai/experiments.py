@@ -460,15 +460,21 @@ class Rpc(_Experiment):
 
     config: str
     size: int
+    fixed_clock: bool = False
+    """Every core of every host at :data:`TURBO` (intel_pstate's
+    performance policy) instead of the powersave policy the profile
+    assumes; not one of the study's runs (as :attr:`BufferSize.fixed_clock`)."""
 
     @property
     def id(self) -> str:
-        """The run's id in ``comparison.csv`` (``throughput_gbps.<id>``)."""
-        return f"rpc_{self.size}_{self.config}"
+        """The run's id (``throughput_gbps.<id>`` in ``comparison.csv`` for
+        the study's runs; the fixed-clock runs are only in ``rpc.csv``)."""
+        return f"rpc_{self.size}_{self.config}" + ("_fixed_clock" if self.fixed_clock else "")
 
     @property
     def label(self) -> str:
-        return f"{CONFIG[self.config].label}, 16 RPC connections of {self.size} B into one core"
+        clock = f", every core at {TURBO}" if self.fixed_clock else ""
+        return f"{CONFIG[self.config].label}, 16 RPC connections of {self.size} B into one core{clock}"
 
     @property
     def breakdown(self) -> bool:
@@ -489,6 +495,8 @@ class Rpc(_Experiment):
             knobs[f"hosts[{i}].nic.tso"] = c.tso
             knobs[f"hosts[{i}].nic.lro"] = c.lro
             knobs[f"hosts[{i}].nic.arfs"] = c.arfs
+            if self.fixed_clock:
+                knobs[f"hosts[{i}].cpu.pstate"] = {"min": TURBO, "turbo": TURBO}
         return knobs
 
     def run(self, duration: str = DURATION) -> Run:
@@ -500,6 +508,10 @@ class Rpc(_Experiment):
 RPCS: tuple[Rpc, ...] = tuple(Rpc(c, n) for c in RPC_CONFIGS for n in RPC_SIZES)
 """The RPC experiment's runs, in the study's order. Every result is held
 out (predictions)."""
+
+RPCS_FIXED_CLOCK: tuple[Rpc, ...] = tuple(Rpc(c, n, fixed_clock=True) for c in RPC_CONFIGS for n in RPC_SIZES)
+"""The same runs with every core at :data:`TURBO`: the clock governor's
+share in the RPC predictions (reported beside them, not compared)."""
 
 
 MIXED_CONFIGS = RPC_CONFIGS

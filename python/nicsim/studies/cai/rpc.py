@@ -7,7 +7,11 @@ throughput (transactions per second times the message size), throughput
 per receiver core, the receiver's CPU and, with all optimisations, the
 receiver's CPU breakdown. The clients' numbers are not compared: the
 study's run on 16 cores of one host, nicsim's on 16 hosts
-(:class:`.experiments.Rpc`).
+(:class:`.experiments.Rpc`). Beside them, not compared: the same runs
+with every core at its highest clock
+(:data:`.experiments.RPCS_FIXED_CLOCK`), since one transaction at a time
+per connection leaves the cores partly idle and the powersave governor
+the profile assumes sets their clocks from that.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 from nicsim.studies.framework import Context, Run
 
-from .experiments import CONFIG, RPC_CONFIGS, RPC_SIZES, RPCS
+from .experiments import CONFIG, RPC_CONFIGS, RPC_SIZES, RPCS, RPCS_FIXED_CLOCK, TURBO
 from .metrics import measure_rpc
 from .report import per_core_and_cpu_figure, run_quantities, simulated
 
@@ -27,6 +31,8 @@ Runs = Mapping[str, Run]
 
 def section(runs: Runs, ctx: Context) -> list[str]:
     """Throughput per core and receiver CPU against the message size."""
+    turbo = {(v.config, v.size): (measure_rpc(report), report.summary.raw)
+             for v, report in simulated(ctx, runs, RPCS_FIXED_CLOCK)}
     rows: list[dict[str, Any]] = []
     for v, report in simulated(ctx, runs, RPCS):
         m = measure_rpc(report)
@@ -39,10 +45,17 @@ def section(runs: Runs, ctx: Context) -> list[str]:
             "transactions_per_s": round(float(s["transaction_rate"]), 1),
             "throughput_gbps": round(m.throughput_gbps, 4), "per_core_gbps": round(m.per_core_gbps, 4),
             "receiver_cpu_pct": round(m.receiver.cpu_pct, 2),
+            "receiver_clocks_ghz": " ".join(f"{g:.2f}" for g in m.receiver.clocks_ghz),
             "p50_latency_us": round(1e6 * float(s["p50_latency_s"]), 2),
             "p99_latency_us": round(1e6 * float(s["p99_latency_s"]), 2),
             "retransmissions": m.retransmissions,
         })
+        t, ts = turbo.get((v.config, v.size), (None, None))
+        rows[-1] |= {
+            "fixed_clock_throughput_gbps": round(t.throughput_gbps, 4) if t else None,
+            "fixed_clock_receiver_cpu_pct": round(t.receiver.cpu_pct, 2) if t else None,
+            "fixed_clock_p50_latency_us": round(1e6 * float(ts["p50_latency_s"]), 2) if ts else None,
+        }
     ctx.csv("rpc.csv", rows)
     if not rows:
         return ["No run of the RPC experiment was simulated."]
@@ -69,18 +82,39 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "",
         f"![rpc]({png})",
         "",
-        "| config | size | transactions/s | throughput | per core | receiver CPU | p50 | p99 |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| config | size | transactions/s | throughput | per core | receiver CPU | receiver clocks | p50 | p99 |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
+        clocks = " / ".join(r["receiver_clocks_ghz"].split()) or "–"
         lines.append(
             f"| `{r['config']}` | {r['size']} B | {r['transactions_per_s']:.0f} | {r['throughput_gbps']:.2f} Gb/s |"
-            f" {r['per_core_gbps']:.2f} Gb/s | {r['receiver_cpu_pct']:.1f} % | {r['p50_latency_us']:.1f} µs |"
-            f" {r['p99_latency_us']:.1f} µs |"
+            f" {r['per_core_gbps']:.2f} Gb/s | {r['receiver_cpu_pct']:.1f} % | {clocks} GHz |"
+            f" {r['p50_latency_us']:.1f} µs | {r['p99_latency_us']:.1f} µs |"
         )
     lines += [
         "",
-        "p50 and p99: each transaction's time from the client's first write of its request to its last read of",
-        "the response, over the measured interval.",
+        "Receiver clocks: each busy core's mean clock while busy, which intel_pstate chose from its load",
+        "(powersave). p50 and p99: each transaction's time from the client's first write of its request to its",
+        "last read of the response, over the measured interval.",
     ]
+    fixed = [r for r in rows if r["fixed_clock_throughput_gbps"] is not None]
+    if fixed:
+        turbo_text = TURBO.replace("GHz", " GHz")
+        lines += [
+            "",
+            f"The same runs with every core of every host at {turbo_text} (intel_pstate's performance policy) instead",
+            "of the clock the powersave policy picks from each core's load, which the profile assumes (the study does",
+            "not say which its hosts ran; not compared, `fixed_clock_*` in `rpc.csv`). One transaction at a time per",
+            "connection leaves cores partly idle; under powersave they slow down, which lengthens every transaction.",
+            "",
+            f"| config | size | throughput (powersave) | at {turbo_text}: throughput | receiver CPU | p50 |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for r in fixed:
+            lines.append(
+                f"| `{r['config']}` | {r['size']} B | {r['throughput_gbps']:.2f} Gb/s |"
+                f" {r['fixed_clock_throughput_gbps']:.2f} Gb/s | {r['fixed_clock_receiver_cpu_pct']:.1f} % |"
+                f" {r['fixed_clock_p50_latency_us']:.1f} µs |"
+            )
     return lines

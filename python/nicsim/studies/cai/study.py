@@ -25,6 +25,7 @@ from .experiments import (
     ONE_TO_ONE,
     OUTCAST,
     RPCS,
+    RPCS_FIXED_CLOCK,
 )
 
 
@@ -79,7 +80,7 @@ def build(duration: str = DURATION) -> Study:
     outcast_runs = {v.id: v.run(duration) for v in OUTCAST}
     one_to_one_runs = {v.id: v.run(duration) for v in ONE_TO_ONE}
     all_to_all_runs = {v.id: v.run(duration) for v in ALL_TO_ALL}
-    rpc_runs = {v.id: v.run(duration) for v in RPCS}
+    rpc_runs = {v.id: v.run(duration) for v in RPCS + RPCS_FIXED_CLOCK}
     mixed_runs = {v.id: v.run(duration) for v in MIXED}
     numa_runs = {v.id: v.run(duration) for v in NUMA}
     calibration_runs = [runs[c] for c in CALIBRATION]
