@@ -27,7 +27,7 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import BUFFERS, BUFFERS_FIXED_CLOCK, CONFIG, TURBO, socket_buffers
 from .metrics import Metrics, measure
-from .report import compare_l3_miss
+from .report import clocks_field, clocks_text, compare_l3_miss
 
 Runs = Mapping[str, Run]
 """Buffer run id (``buffer_<kib>k``) -> its run."""
@@ -67,8 +67,8 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         row = {"kib": kib, "tx_payload_bytes": tx, "rx_payload_bytes": rx,
                "throughput_gbps": round(m.throughput_gbps, 4), "per_core_gbps": round(m.per_core_gbps, 4),
                "sender_cpu_pct": round(m.sender.cpu_pct, 2), "receiver_cpu_pct": round(m.receiver.cpu_pct, 2),
-               "sender_clocks_ghz": " ".join(f"{g:.2f}" for g in m.sender.clocks_ghz),
-               "receiver_clocks_ghz": " ".join(f"{g:.2f}" for g in m.receiver.clocks_ghz),
+               "sender_clocks_ghz": clocks_field(m.sender.clocks_ghz),
+               "receiver_clocks_ghz": clocks_field(m.receiver.clocks_ghz),
                "copied_from_memory_pct": round(r.from_memory_pct, 2),
                "mean_unread_bytes": round(r.mean_unread_bytes), "copy_latency_us": round(r.mean_wait_us, 2),
                "retransmissions": m.retransmissions}
@@ -137,15 +137,16 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "",
         f"![buffer sizes]({png})",
         "",
-        "| buffers | payload (send / receive) | throughput | per core | sender CPU | receiver CPU | clocks (sender"
-        " / receiver) | copied from memory | unread (mean) | wait to the copy |",
+        "| buffers | payload (send / receive) | throughput | per core | sender CPU | receiver CPU | clocks (sender,"
+        " receiver) | copied from memory | unread (mean) | wait to the copy |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         lines.append(
             f"| {r['kib']} KiB | {r['tx_payload_bytes'] / 1e3:.0f} / {r['rx_payload_bytes'] / 1e3:.0f} KB |"
             f" {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s | {r['sender_cpu_pct']:.1f} % |"
-            f" {r['receiver_cpu_pct']:.1f} % | {_clocks(r)} | {r['copied_from_memory_pct']:.1f} % |"
+            f" {r['receiver_cpu_pct']:.1f} % | {clocks_text(r['sender_clocks_ghz'])},"
+            f" {clocks_text(r['receiver_clocks_ghz'])} | {r['copied_from_memory_pct']:.1f} % |"
             f" {r['mean_unread_bytes'] / 1e3:.0f} KB | {r['copy_latency_us']:.1f} us |"
         )
     lines += [
@@ -186,8 +187,3 @@ def section(runs: Runs, ctx: Context) -> list[str]:
             )
     return lines
 
-
-def _clocks(row: Mapping[str, Any]) -> str:
-    """A row's busy cores' mean clocks, sender's then receiver's."""
-    s, r = row["sender_clocks_ghz"].split(), row["receiver_clocks_ghz"].split()
-    return f"{' '.join(s) or '–'} / {' '.join(r) or '–'} GHz"

@@ -315,8 +315,8 @@ def throughput(runs: Runs, ctx: Context) -> list[str]:
                      "arfs": CONFIG[c].arfs, "throughput_gbps": round(m.throughput_gbps, 4),
                      "per_core_gbps": round(m.per_core_gbps, 4),
                      "sender_cpu_pct": round(m.sender.cpu_pct, 2), "receiver_cpu_pct": round(m.receiver.cpu_pct, 2),
-                     "sender_clocks_ghz": " ".join(f"{g:.2f}" for g in m.sender.clocks_ghz),
-                     "receiver_clocks_ghz": " ".join(f"{g:.2f}" for g in m.receiver.clocks_ghz),
+                     "sender_clocks_ghz": clocks_field(m.sender.clocks_ghz),
+                     "receiver_clocks_ghz": clocks_field(m.receiver.clocks_ghz),
                      "flow_s": round(lasted, 6), "retransmissions": m.retransmissions})
     ctx.csv("throughput.csv", rows)
 
@@ -374,7 +374,7 @@ def throughput(runs: Runs, ctx: Context) -> list[str]:
         lines.append(
             f"| `{r['config']}` | {r['mtu']} | {_yes(r['tso'])} | {_yes(r['gro'])} | {_yes(r['arfs'])} |"
             f" {r['throughput_gbps']:.2f} Gb/s | {r['per_core_gbps']:.2f} Gb/s | {r['sender_cpu_pct']:.1f} % |"
-            f" {r['receiver_cpu_pct']:.1f} % | {_ghz(r['sender_clocks_ghz'])} | {_ghz(r['receiver_clocks_ghz'])} |"
+            f" {r['receiver_cpu_pct']:.1f} % | {clocks_text(r['sender_clocks_ghz'])} | {clocks_text(r['receiver_clocks_ghz'])} |"
             f" {r['flow_s'] * 1e3:.1f} ms | {r['retransmissions']} |"
         )
     lines += ["", "Black marks: the published values of the calibration configurations; the others are held out.",
@@ -389,7 +389,13 @@ def throughput(runs: Runs, ctx: Context) -> list[str]:
     return lines
 
 
-def _ghz(clocks: str) -> str:
+def clocks_field(ghz: Iterable[float]) -> str:
+    """Busy cores' clocks (GHz) as a CSV field: ``"3.70 2.21"``."""
+    return " ".join(f"{g:.2f}" for g in ghz)
+
+
+def clocks_text(clocks: str) -> str:
+    """Busy cores' clocks as a table cell (``"3.70 2.21"`` -> ``"3.70 / 2.21 GHz"``; none: ``"–"``)."""
     return " / ".join(clocks.split()) + " GHz" if clocks else "–"
 
 

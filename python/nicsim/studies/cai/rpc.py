@@ -23,7 +23,7 @@ from nicsim.studies.framework import Context, Run
 
 from .experiments import CONFIG, RPC_CONFIGS, RPC_SIZES, RPCS, RPCS_FIXED_CLOCK, TURBO
 from .metrics import measure_rpc
-from .report import per_core_and_cpu_figure, run_quantities, simulated
+from .report import clocks_field, clocks_text, per_core_and_cpu_figure, run_quantities, simulated
 
 Runs = Mapping[str, Run]
 """Run id (``rpc_<size>_<config>``) -> its run."""
@@ -45,7 +45,7 @@ def section(runs: Runs, ctx: Context) -> list[str]:
             "transactions_per_s": round(float(s["transaction_rate"]), 1),
             "throughput_gbps": round(m.throughput_gbps, 4), "per_core_gbps": round(m.per_core_gbps, 4),
             "receiver_cpu_pct": round(m.receiver.cpu_pct, 2),
-            "receiver_clocks_ghz": " ".join(f"{g:.2f}" for g in m.receiver.clocks_ghz),
+            "receiver_clocks_ghz": clocks_field(m.receiver.clocks_ghz),
             "p50_latency_us": round(1e6 * float(s["p50_latency_s"]), 2),
             "p99_latency_us": round(1e6 * float(s["p99_latency_s"]), 2),
             "retransmissions": m.retransmissions,
@@ -86,10 +86,9 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
-        clocks = " / ".join(r["receiver_clocks_ghz"].split()) or "–"
         lines.append(
             f"| `{r['config']}` | {r['size']} B | {r['transactions_per_s']:.0f} | {r['throughput_gbps']:.2f} Gb/s |"
-            f" {r['per_core_gbps']:.2f} Gb/s | {r['receiver_cpu_pct']:.1f} % | {clocks} GHz |"
+            f" {r['per_core_gbps']:.2f} Gb/s | {r['receiver_cpu_pct']:.1f} % | {clocks_text(r['receiver_clocks_ghz'])} |"
             f" {r['p50_latency_us']:.1f} µs | {r['p99_latency_us']:.1f} µs |"
         )
     lines += [
