@@ -171,6 +171,23 @@ impl SimDevice {
     }
 }
 
+/// A TCP socket as the socket lock tells sockets apart: the peer's IPv4
+/// address and port, and the local port.
+pub type SocketKey = ([u8; 4], u16, u16);
+
+/// The socket a received TCP segment is for ([`Host::socket_key`]), if
+/// `frame` is an unfragmented TCP/IPv4 segment.
+pub fn segment_socket(frame: &[u8]) -> Option<SocketKey> {
+    crate::probe::wire::TcpView::parse(frame).map(|v| (v.flow.0, v.flow.1, v.flow.3))
+}
+
+/// Whether a frame of outgoing TCP `flow` (source and destination address
+/// and port, as [`crate::probe::wire::TcpView`] has them) comes from socket
+/// `sock`.
+pub fn sends(sock: SocketKey, flow: &crate::probe::wire::FlowKey) -> bool {
+    flow.1 == sock.2 && flow.2 == sock.0 && flow.3 == sock.1
+}
+
 /// Per-host counters.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct HostStats {
@@ -506,6 +523,20 @@ impl Host {
     pub fn tcp_mss(&self) -> u64 {
         let ip_mtu = self.dev.mtu - crate::link::ETH_HEADER as usize;
         (ip_mtu - 40 - if self.cfg.tcp.timestamps { 12 } else { 0 }) as u64
+    }
+
+    /// The socket TCP socket `h` is to the socket lock (`cpu.socket_backlog`):
+    /// its peer's IPv4 address and port and its own port, once it has a
+    /// peer. A received segment is for it when it comes from that address
+    /// and port to that port ([`segment_socket`]).
+    pub fn socket_key(&self, h: SocketHandle) -> Option<SocketKey> {
+        let s = self.sockets.get::<tcp::Socket>(h);
+        let (local, remote) = (s.local_endpoint()?, s.remote_endpoint()?);
+        match remote.addr {
+            smoltcp::wire::IpAddress::Ipv4(a) => Some((a.octets(), remote.port, local.port)),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
     }
 
     /// The stack hands the NIC super-segments (TSO), so Linux's TCP builds

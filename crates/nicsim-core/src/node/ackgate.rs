@@ -75,10 +75,11 @@ fn ack_of(frame: &[u8]) -> Option<Ack> {
 }
 
 impl AckGate {
-    /// The frames the stack emitted at `now` that go out now. `read`: the
-    /// reader has just copied (its `tcp_cleanup_rbuf`), so held ACKs go too
-    /// (the caller also passes it in quick-ACK mode, which ACKs at once).
-    pub(crate) fn offer(&mut self, frames: Vec<TxFrame>, now: Time, read: bool) -> Vec<TxFrame> {
+    /// The frames the stack emitted at `now` that go out now. `read(flow)`:
+    /// the reader has just copied from that flow's socket (its
+    /// `tcp_cleanup_rbuf`), so the flow's held ACK goes too (the caller also
+    /// says so in quick-ACK mode, which ACKs at once).
+    pub(crate) fn offer(&mut self, frames: Vec<TxFrame>, now: Time, read: impl Fn(&FlowKey) -> bool) -> Vec<TxFrame> {
         if frames.is_empty() && self.held.is_empty() {
             return frames;
         }
@@ -90,7 +91,7 @@ impl AckGate {
             };
             let flow = a.flow;
             let last = self.last.iter().find(|l| l.0 == flow);
-            if a.pure && !read && last.is_some_and(|&(_, w, n)| a.window < w && a.ack != n) {
+            if a.pure && !read(&flow) && last.is_some_and(|&(_, w, n)| a.window < w && a.ack != n) {
                 self.stats.held += 1;
                 match self.held.iter_mut().find(|(f, _, _)| *f == flow) {
                     Some(h) => h.1 = frame,
@@ -102,12 +103,12 @@ impl AckGate {
             self.sent(&a);
             out.push(frame);
         }
-        let due = |since: Time| read || now >= since + DELACK;
-        if self.held.iter().any(|&(_, _, since)| due(since)) {
-            let (go, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held).into_iter().partition(|h| due(h.2));
+        let due = |flow: &FlowKey, since: Time| read(flow) || now >= since + DELACK;
+        if self.held.iter().any(|(flow, _, since)| due(flow, *since)) {
+            let (go, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held).into_iter().partition(|h| due(&h.0, h.2));
             self.held = keep;
-            for (_, frame, _) in go {
-                self.stats.sent_by_reader += u64::from(read);
+            for (flow, frame, _) in go {
+                self.stats.sent_by_reader += u64::from(read(&flow));
                 if let Some(a) = ack_of(&frame.bytes) {
                     self.sent(&a);
                 }
@@ -152,35 +153,54 @@ mod tests {
     fn a_shrinking_window_waits_for_the_read_and_the_newest_ack_goes() {
         let mut g = AckGate::default();
         // The first ACK of a flow and one whose window is kept go at once.
-        assert_eq!(acks(&g.offer(vec![ack(2_897, 1000)], Time(1), false)), [2_897]);
-        assert_eq!(acks(&g.offer(vec![ack(5_793, 1000)], Time(2), false)), [5_793]);
+        assert_eq!(acks(&g.offer(vec![ack(2_897, 1000)], Time(1), |_| false)), [2_897]);
+        assert_eq!(acks(&g.offer(vec![ack(5_793, 1000)], Time(2), |_| false)), [5_793]);
         // Unread data shrank the window: both wait; the newer replaces the older.
-        assert!(g.offer(vec![ack(8_689, 990)], Time(3), false).is_empty());
-        assert!(g.offer(vec![ack(11_585, 980)], Time(4), false).is_empty());
+        assert!(g.offer(vec![ack(8_689, 990)], Time(3), |_| false).is_empty());
+        assert!(g.offer(vec![ack(11_585, 980)], Time(4), |_| false).is_empty());
         assert_eq!(g.deadline(), Some(Time(3) + DELACK));
         // The reader's copy sends the newest one.
-        assert_eq!(acks(&g.offer(Vec::new(), Time(5), true)), [11_585]);
+        assert_eq!(acks(&g.offer(Vec::new(), Time(5), |_| true)), [11_585]);
         assert_eq!(g.stats, AckStats { held: 2, sent_by_reader: 1 });
         assert_eq!(g.deadline(), None);
         // Measured against what went last (980), a window of 985 goes at once.
-        assert_eq!(acks(&g.offer(vec![ack(14_481, 985)], Time(6), false)), [14_481]);
+        assert_eq!(acks(&g.offer(vec![ack(14_481, 985)], Time(6), |_| false)), [14_481]);
     }
 
     #[test]
     fn a_duplicate_ack_or_a_data_segment_is_never_held_and_the_timer_sends_the_rest() {
         let mut g = AckGate::default();
-        g.offer(vec![ack(2_897, 1000)], Time(1), false);
+        g.offer(vec![ack(2_897, 1000)], Time(1), |_| false);
         // Out-of-order data: the duplicate ACK goes at once whatever its window.
-        assert_eq!(acks(&g.offer(vec![ack(2_897, 900)], Time(2), false)), [2_897]);
+        assert_eq!(acks(&g.offer(vec![ack(2_897, 900)], Time(2), |_| false)), [2_897]);
         // A held ACK is dropped when a later frame of the flow carries the acknowledgment.
-        assert!(g.offer(vec![ack(5_793, 800)], Time(3), false).is_empty());
+        assert!(g.offer(vec![ack(5_793, 800)], Time(3), |_| false).is_empty());
         let data = TcpFrame { seq: 1, ack: Some(8_689), window: 700, payload: &[7; 100], ..Default::default() };
-        let out = g.offer(vec![TxFrame { bytes: data.build(), tso_mss: None, core: 0 }], Time(4), false);
+        let out = g.offer(vec![TxFrame { bytes: data.build(), tso_mss: None, core: 0 }], Time(4), |_| false);
         assert_eq!(acks(&out), [8_689]);
         assert_eq!(g.deadline(), None);
         // With no read, the delayed-ACK timer sends a held ACK 40 ms on, not before.
-        assert!(g.offer(vec![ack(11_585, 600)], Time(5), false).is_empty());
-        assert!(g.offer(Vec::new(), Time(4) + DELACK, false).is_empty());
-        assert_eq!(acks(&g.offer(Vec::new(), Time(5) + DELACK, false)), [11_585]);
+        assert!(g.offer(vec![ack(11_585, 600)], Time(5), |_| false).is_empty());
+        assert!(g.offer(Vec::new(), Time(4) + DELACK, |_| false).is_empty());
+        assert_eq!(acks(&g.offer(Vec::new(), Time(5) + DELACK, |_| false)), [11_585]);
+    }
+
+    #[test]
+    fn a_read_sends_the_held_ack_of_its_own_flow_only() {
+        let mut g = AckGate::default();
+        let of = |port: u16, ack: u32, window: u16| TxFrame {
+            bytes: TcpFrame { src_port: port, seq: 1, ack: Some(ack), window, ..Default::default() }.build(),
+            tso_mss: None,
+            core: 0,
+        };
+        g.offer(vec![of(5001, 2_897, 1000), of(5002, 2_897, 1000)], Time(1), |_| false);
+        // Both flows' windows shrink: both ACKs wait.
+        assert!(g.offer(vec![of(5001, 5_793, 900), of(5002, 5_793, 900)], Time(2), |_| false).is_empty());
+        // A read of the first flow's socket sends its ACK; the other's waits on.
+        let out = g.offer(Vec::new(), Time(3), |f| f.1 == 5001);
+        assert_eq!(out.len(), 1);
+        assert_eq!(TcpView::parse(&out[0].bytes).map(|v| v.flow.1), Some(5001));
+        assert_eq!(g.stats.sent_by_reader, 1);
+        assert_eq!(g.deadline(), Some(Time(2) + DELACK));
     }
 }

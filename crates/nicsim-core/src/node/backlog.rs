@@ -32,13 +32,14 @@ use super::timed::{Ctx, Next, Timed, Waiting};
 use super::Env;
 use crate::engine::Time;
 use crate::host::cpu::{Class, Job, Layer, Path};
+use crate::host::{segment_socket, SocketKey};
 use crate::nic::offload::merge::{parse_with, Kind};
 use crate::workload::Op;
 use smoltcp::wire::IpProtocol;
 
 impl Timed {
-    /// TCP input of segment `w` is done: hand it, and whatever waited
-    /// behind it, to smoltcp in arrival order.
+    /// TCP input of segment `w` is done: hand it, and whatever of its
+    /// socket waited behind it, to smoltcp in arrival order.
     /// `ctx` ran the TCP input.
     pub(super) fn tcp_input_done(
         &mut self,
@@ -47,14 +48,22 @@ impl Timed {
         ctx: Ctx,
         now: Time,
     ) -> Result<(), crate::Error> {
-        let t = &mut *self;
-        t.done.insert(w.0, (w.1, w.2));
+        let sock = socket_of(&w.1);
+        self.done.insert((sock, w.0), (w.1, w.2));
         loop {
             let t = &mut *self;
-            let Some((frame, segments)) = t.done.remove(&t.order.1) else { return Ok(()) };
-            t.order.1 += 1;
+            let next = t.order.entry(sock).or_default();
+            let Some((frame, segments)) = t.done.remove(&(sock, next.1)) else { return Ok(()) };
+            next.1 += 1;
             self.rx_to_stack(env, frame, segments, ctx, now)?;
         }
+    }
+
+    /// Number TCP segment `frame` in its socket's arrival order.
+    fn arrival(&mut self, frame: &[u8]) -> u64 {
+        let next = self.order.entry(socket_of(frame)).or_default();
+        next.0 += 1;
+        next.0 - 1
     }
 
     /// The receive work of `frame` (`segments` merged) is done.
@@ -74,7 +83,7 @@ impl Timed {
             return Ok(());
         }
         let core = t.timing.stack_core();
-        if t.owned {
+        if waits_for_owner(t.owned, &frame) {
             // `tcp_v4_rcv` finds the socket owned: under `bh_lock_sock` it
             // queues the segment (`tcp_add_backlog`) for the owner's core.
             let mut pieces: Vec<_> = bh_lock_sock(&t.timing, core).into_iter().collect();
@@ -90,8 +99,7 @@ impl Timed {
             }
             return Ok(());
         }
-        let id = t.order.0;
-        t.order.0 += 1;
+        let id = t.arrival(&frame);
         let pieces = tcp_input_pieces(&t.timing, sh, core, false);
         let msg = env.app.current_msg();
         let job = Job::new(Class::Softirq, pieces, Next::RxStack(id, frame, segments)).for_msg(msg).on(Path::Receive);
@@ -114,8 +122,7 @@ impl Timed {
             }
         }
         t.close_backlog_tail();
-        let id = t.order.0;
-        t.order.0 += 1;
+        let id = t.arrival(&frame);
         match parsed {
             Some(v) => match Joining::start(id, frame, &v, segments) {
                 Ok(j) => t.joining = Some(j),
@@ -212,25 +219,26 @@ impl Timed {
     /// `cpu.receive_queue_coalesce`: does data segment `frame` (`segments`
     /// wire frames) join the receive queue's last unread sk_buff
     /// (`tcp_try_coalesce`)? It must continue it, and the sk_buff must have
-    /// room for its head and fragments. Either way it becomes the tail.
+    /// room for its head and fragments. Either way it becomes the tail of its
+    /// socket's queue; other sockets' queues keep theirs.
     fn rcvq_join(&mut self, frame: &[u8], segments: u32, trusted: bool) -> bool {
         if !self.timing.cpu.receive_queue_coalesce {
             return false;
         }
         let Kind::Tcp(v) = parse_with(frame, trusted) else {
-            self.rcvq_tail = None;
             return false;
         };
+        let sock = (v.key.src.octets(), v.key.sport, v.key.dport);
         let end = v.seq.wrapping_add(v.len() as u32);
         let frags = skb_frags(frame.len() as u64, segments);
-        let joined = match (self.rcvq_tail, frags) {
-            (Some((seq, tail)), Some(f)) if seq == v.seq => joined_frags(tail, f),
+        let joined = match (self.rcvq_tail.get(&sock), frags) {
+            (Some(&(seq, tail)), Some(f)) if seq == v.seq => joined_frags(tail, f),
             _ => None,
         };
-        self.rcvq_tail = match (joined, frags) {
-            (Some(n), _) => Some((end, n)),
-            (None, Some(f)) => Some((end, f)),
-            (None, None) => None,
+        match (joined, frags) {
+            (Some(n), _) => self.rcvq_tail.insert(sock, (end, n)),
+            (None, Some(f)) => self.rcvq_tail.insert(sock, (end, f)),
+            (None, None) => self.rcvq_tail.remove(&sock),
         };
         joined.is_some()
     }
@@ -240,12 +248,12 @@ impl Timed {
     /// their TCP input on the application's core.
     pub(super) fn release_sock(&mut self, env: &mut Env, op: Op, now: Time) -> bool {
         let t = &mut *self;
-        if !t.owned {
+        if t.owned.is_none() {
             return false;
         }
         t.close_backlog_tail();
         if t.backlog.is_empty() {
-            t.owned = false;
+            t.owned = None;
             return false;
         }
         let frames = std::mem::take(&mut t.backlog);
@@ -284,6 +292,20 @@ impl Timed {
     }
 }
 
+/// The socket TCP segment `frame` is for (one key for any frame that is
+/// not a whole TCP/IPv4 segment, which the backlog never sees).
+fn socket_of(frame: &[u8]) -> SocketKey {
+    segment_socket(frame).unwrap_or_default()
+}
+
+/// Whether received `frame` waits in the backlog while the application's
+/// call holds the lock of socket `owned`: only a segment for that socket
+/// does (`tcp_v4_rcv` looks the socket up, then `sock_owned_by_user`);
+/// another socket's segment gets its TCP input in the softirq.
+pub(super) fn waits_for_owner(owned: Option<SocketKey>, frame: &[u8]) -> bool {
+    owned.is_some() && owned == segment_socket(frame)
+}
+
 /// A segment joining another's sk_buff on `core`: the join (`gro_rx`) and
 /// the free of the joining sk_buff (`kfree_skb_partial`): its slab object,
 /// and the head too for a segment without data (a data head became a
@@ -298,4 +320,42 @@ fn join_pieces(timing: &crate::host::timing::Timing, core: usize, data: bool) ->
     let head = if data { 0 } else { cy(c.page_free) };
     push_nonzero(&mut pieces, Layer::Mm, cy(c.skb_slab) + head);
     pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::waits_for_owner;
+    use crate::host::sends;
+    use crate::testing::TcpFrame;
+    use smoltcp::wire::Ipv4Address;
+
+    #[test]
+    fn only_a_segment_for_the_socket_whose_lock_the_call_holds_waits_in_the_backlog() {
+        // The receiver's socket 10.0.0.2:5001 talks to 10.0.0.1:49152 (the
+        // fixture frame's flow).
+        let sock = ([10, 0, 0, 1], 49152, 5001);
+        let owned = Some(sock);
+        let frame = |f: TcpFrame| f.build();
+        let own = frame(TcpFrame { payload: b"data", ..TcpFrame::default() });
+        assert!(waits_for_owner(owned, &own));
+        // A pure ACK for the same socket waits too.
+        assert!(waits_for_owner(owned, &frame(TcpFrame { ack: Some(1), ..TcpFrame::default() })));
+        // The same ports on another peer, another peer port, another local port.
+        let other_peer = frame(TcpFrame { src: Ipv4Address::new(10, 0, 0, 3), ..TcpFrame::default() });
+        assert!(!waits_for_owner(owned, &other_peer));
+        assert!(!waits_for_owner(owned, &frame(TcpFrame { src_port: 49153, ..TcpFrame::default() })));
+        assert!(!waits_for_owner(owned, &frame(TcpFrame { dst_port: 5002, ..TcpFrame::default() })));
+        // No call holds a socket; not a TCP segment.
+        assert!(!waits_for_owner(None, &own));
+        assert!(!waits_for_owner(owned, &own[..20]));
+        // What the socket sends goes the other way: from 10.0.0.2:5001 to 10.0.0.1:49152.
+        let reply = |f: TcpFrame| crate::probe::wire::TcpView::parse(&f.build()).expect("a segment").flow;
+        let back =
+            TcpFrame { src: Ipv4Address::new(10, 0, 0, 2), dst: Ipv4Address::new(10, 0, 0, 1), ..TcpFrame::default() };
+        assert!(sends(sock, &reply(TcpFrame { src_port: 5001, dst_port: 49152, ..back })));
+        assert!(!sends(sock, &reply(TcpFrame { src_port: 5001, dst_port: 49153, ..back })));
+        assert!(!sends(sock, &reply(TcpFrame { src_port: 5002, dst_port: 49152, ..back })));
+        // The received segment's own flow is not one the socket sends.
+        assert!(!sends(sock, &reply(TcpFrame::default())));
+    }
 }

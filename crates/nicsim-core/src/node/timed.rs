@@ -33,7 +33,7 @@ use crate::engine::{Dur, EventKey, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, Pstate, LAYERS};
 use crate::host::driver::TxDriver;
 use crate::host::timing::{within_reach, Timing};
-use crate::host::TxFrame;
+use crate::host::{segment_socket, sends, SocketKey, TxFrame};
 use crate::nic::device::Nic;
 use crate::nic::offload::{
     reserve_memory, AnyCallOffload, AnyRxOffload, AnyTxOffload, CallAction, CallCx, CallEvent, CallOffload,
@@ -156,8 +156,8 @@ pub struct Timed {
     pub(crate) autosize: Option<crate::host::autosize::Autosize>,
     /// Linux's window test before an immediate ACK (`cpu.ack_window_test`).
     pub(crate) ack_gate: Option<super::ackgate::AckGate>,
-    /// The poll under way follows the application's read.
-    pub(crate) after_read: bool,
+    /// The poll under way follows the application's read of this socket.
+    pub(crate) after_read: Option<SocketKey>,
     /// Bytes the read call in progress has read so far (it may go on after
     /// the backlog: `cpu.read_after_backlog`).
     call_read: u64,
@@ -169,20 +169,23 @@ pub struct Timed {
     /// Per TCP socket written: the payload bytes in its unsent tail
     /// sk_buff, which the next write fills first (`send_skbs`).
     pub(crate) send_tails: BTreeMap<smoltcp::iface::SocketHandle, u64>,
-    /// Socket backlog (`cpu.socket_backlog`): the application is in a call
-    /// that holds the socket lock, and the segments that wait for it.
-    pub(crate) owned: bool,
+    /// Socket backlog (`cpu.socket_backlog`): the socket whose lock the
+    /// application's call holds, and the segments for it that wait. Other
+    /// sockets' segments get their TCP input in the softirq as usual.
+    pub(crate) owned: Option<SocketKey>,
     pub(crate) backlog: Vec<Waiting>,
     /// The backlog's last segment while others may join it.
     pub(crate) joining: Option<super::join::Joining>,
-    /// The receive queue's last unread sk_buff while others may join it
-    /// (`cpu.receive_queue_coalesce`): the sequence number after it and its
-    /// page fragments.
-    pub(crate) rcvq_tail: Option<(u32, u64)>,
-    /// Socket backlog: TCP segments numbered in arrival order (next to
-    /// number, next to hand to smoltcp), and those done out of turn.
-    pub(crate) order: (u64, u64),
-    pub(crate) done: BTreeMap<u64, (Vec<u8>, u32)>,
+    /// Per socket, its receive queue's last unread sk_buff while others may
+    /// join it (`cpu.receive_queue_coalesce`): the sequence number after it
+    /// and its page fragments.
+    pub(crate) rcvq_tail: BTreeMap<SocketKey, (u32, u64)>,
+    /// Socket backlog: per socket, its TCP segments numbered in arrival
+    /// order (next to number, next to hand to smoltcp), and those done out
+    /// of turn. A socket's segments reach the stack in the order the
+    /// softirq took them; another socket's do not wait for them.
+    pub(crate) order: BTreeMap<SocketKey, (u64, u64)>,
+    pub(crate) done: BTreeMap<(SocketKey, u64), (Vec<u8>, u32)>,
     /// Sent data sk_buffs an ACK has yet to free (`rtx.rs`).
     pub(crate) rtx: super::rtx::Rtx,
     /// The core that took the buddy allocator's zone lock last
@@ -236,7 +239,7 @@ impl Timed {
             app_blocked: false,
             waking: false,
             ack_gate,
-            after_read: false,
+            after_read: None,
             call_read: 0,
             lock_stats: Default::default(),
             measured_from: Time::ZERO,
@@ -249,11 +252,11 @@ impl Timed {
             rx_copy: Default::default(),
             rx_pages: (0, 0),
             autosize,
-            owned: false,
+            owned: None,
             backlog: Vec::new(),
             joining: None,
-            rcvq_tail: None,
-            order: (0, 0),
+            rcvq_tail: BTreeMap::new(),
+            order: BTreeMap::new(),
             done: BTreeMap::new(),
             rtx: Default::default(),
             zone_core: None,
@@ -493,7 +496,10 @@ impl Timed {
         if self.with_call(env, now, |e, cx, _| e.call_done(cx)) {
             self.app_kick(env, now, false);
         } else {
-            self.after_read = matches!(op, Op::Read { .. });
+            self.after_read = match op {
+                Op::Read { sock, .. } => env.host.socket_key(sock),
+                _ => None,
+            };
             self.timed_poll(env, now, Ctx { core: app_core, class: Class::Task }, false);
         }
         if computing {
@@ -506,18 +512,16 @@ impl Timed {
 
     /// `cpu.lock_spin`: the cycles `lock_sock` on `core` spins at `now`
     /// for the socket's spinlock, which the softirq on the stack's core
-    /// holds while it runs a segment's TCP input (until that job ends). A
-    /// host with one TCP flow, as the studies have: the input is taken to
-    /// be for the caller's socket.
-    fn lock_spin(&self, core: usize, now: Time) -> u64 {
+    /// holds while it runs the TCP input of a segment for the caller's
+    /// socket `sock` (until that job ends).
+    fn lock_spin(&self, core: usize, now: Time, sock: Option<SocketKey>) -> u64 {
         let stack = self.timing.stack_core();
-        if !(self.timing.cpu.lock_spin && self.timing.cpu.socket_backlog) || stack == core {
+        if !(self.timing.cpu.lock_spin && self.timing.cpu.socket_backlog) || stack == core || sock.is_none() {
             return 0;
         }
+        let for_caller = |then: &Next| matches!(then, Next::RxStack(_, f, _) if segment_socket(f) == sock);
         match self.cores[stack].running() {
-            Some((job, end)) if matches!(job.then, Next::RxStack(..)) && end > now => {
-                self.cores[core].cycles_in(end.since(now))
-            }
+            Some((job, end)) if for_caller(&job.then) && end > now => self.cores[core].cycles_in(end.since(now)),
             _ => 0,
         }
     }
@@ -535,7 +539,7 @@ impl Timed {
         let Some(more) = env.app.read_more(env.host, sock, self.call_read) else { return false };
         self.lock_stats.reads_continued += 1;
         // `tcp_cleanup_rbuf`: the stack reacts to what the call has read.
-        self.after_read = true;
+        self.after_read = env.host.socket_key(sock);
         let core = self.timing.cpu.app_core as usize;
         self.timed_poll(env, now, Ctx { core, class: Class::Task }, false);
         self.call_job(env, now, more, false, false);
@@ -553,7 +557,8 @@ impl Timed {
         let mut frames = std::mem::take(&mut env.host.dev.tx);
         if let Some(g) = self.ack_gate.as_mut() {
             let read = std::mem::take(&mut self.after_read);
-            frames = g.offer(frames, now, read || env.host.quickacking());
+            let quick = env.host.quickacking();
+            frames = g.offer(frames, now, |flow| quick || read.is_some_and(|sock| sends(sock, flow)));
             if let Some(at) = g.deadline() {
                 env.request_poll(at);
             }
@@ -676,15 +681,15 @@ impl Timed {
             pieces.push((Layer::Syscall, t.timing.cycles(c.syscall)));
             pieces.push((Layer::Socket, t.timing.cycles(socket)));
         }
-        let spin =
-            if entry && matches!(op, Op::Read { .. } | Op::Write { .. }) { t.lock_spin(app_core, now) } else { 0 };
+        let sock = call_socket(env, op);
+        let spin = if entry { t.lock_spin(app_core, now, sock) } else { 0 };
         if spin > 0 {
             // `lock_sock` spins while the softirq holds the socket's
             // spinlock; the call goes on once it has the socket, with what
             // is queued by then, and segments from then on wait in the
             // backlog.
             pieces.push((Layer::Lock, spin));
-            t.owned = true;
+            t.owned = sock;
             t.lock_stats.spins += 1;
             t.lock_stats.spin_cycles += spin;
             let job = Job::new(Class::Task, pieces, Next::LockTaken(op)).for_msg(msg).on(path);
@@ -706,7 +711,9 @@ impl Timed {
             // moves the line of its `struct page`, whose count the driver
             // raised; only the page's free itself is the allocator's.
             let (skbs, pages) = std::mem::take(&mut t.unread);
-            t.rcvq_tail = None;
+            if let Some(k) = sock {
+                t.rcvq_tail.remove(&k);
+            }
             let (skb, page) = (t.timing.cycles(c.skb_free), t.timing.cycles(c.page_free));
             let page_line = if page > 0 { xfer } else { 0 };
             push_nonzero(&mut pieces, Layer::Skb, skbs * (skb + if skb > 0 { xfer } else { 0 }) + pages * page_line);
@@ -795,9 +802,17 @@ impl Timed {
             Next::AppOp(op)
         };
         // A read or write holds the socket lock until it ends (socket backlog).
-        t.owned = t.timing.cpu.socket_backlog && matches!(op, Op::Read { .. } | Op::Write { .. });
+        t.owned = if t.timing.cpu.socket_backlog { sock } else { None };
         let job = Job::new(Class::Task, pieces, then).for_msg(msg).on(path);
         self.submit(env, app_core, now, job);
+    }
+}
+
+/// The socket whose lock call `op` takes: a read's or a write's.
+fn call_socket(env: &Env, op: Op) -> Option<SocketKey> {
+    match op {
+        Op::Read { sock, .. } | Op::Write { sock, .. } => env.host.socket_key(sock),
+        _ => None,
     }
 }
 
