@@ -567,7 +567,7 @@ def test_the_fixed_clock_rpc_runs_differ_from_the_rpc_runs_only_in_every_hosts_c
         assert knobs == v.fixed(SHORT), f.id
 
 
-def test_at_a_fixed_clock_every_rpc_host_runs_at_turbo_and_transactions_are_no_slower(short: Path) -> None:
+def test_at_a_fixed_clock_every_rpc_host_runs_at_turbo_and_with_arfs_transactions_are_no_slower(short: Path) -> None:
     loaded = build(SHORT).load(short)
     for v, f in zip(RPCS, RPCS_FIXED_CLOCK):
         gov, fix = loaded[v.run(SHORT).key], loaded[f.run(SHORT).key]
@@ -576,9 +576,15 @@ def test_at_a_fixed_clock_every_rpc_host_runs_at_turbo_and_transactions_are_no_s
         for host in ["b", *(f"a{i}" for i in range(16))]:
             busy = [c for c in fix.host(host).timed.raw["cores"] if c["busy_s"] > 0]
             assert busy and all(c["busy_clock_hz"] == pytest.approx(3.7e9, rel=1e-4) for c in busy), (f.id, host)
-        # One transaction at a time per connection: each is a chain of work on the clients' and the
-        # receiver's cores, which a faster clock can only shorten.
-        assert fix.summary.raw["transaction_rate"] >= gov.summary.raw["transaction_rate"], v.id
+        # One transaction at a time per connection. With aRFS each host runs its stack and its program
+        # on one core, so a segment costs about the same whether it waits in the backlog or not, and
+        # each transaction is a chain of work on fixed cores, which a faster clock can only shorten.
+        # Without aRFS a faster program holds its sockets for less of the time, more segments get their
+        # TCP input on the interrupt core at the cross-core price, and no such bound holds (no_opts at
+        # 64 000 B is slower at a fixed clock in this short run).
+        if KNOBS[v.config][3]:
+            rate = lambda r: r.summary.raw["transaction_rate"]
+            assert rate(fix) >= rate(gov), v.id
 
 
 def test_rpcs_are_intact_and_the_throughput_is_one_directions(short: Path) -> None:
