@@ -5,12 +5,10 @@
 //! `net/ipv4/tcp_output.c`). smoltcp sends whatever the window allows at
 //! each poll, typically a couple of MSS as each ACK arrives. This stage
 //! sits between smoltcp and the driver and does what Linux's TCP output
-//! does for each flow on its own (each socket has its own write queue): it
-//! holds the flow's data segment, appends the segments that follow it in
-//! sequence, and releases whole MSS multiples once 64 KiB are gathered,
-//! when anything else of the flow must go out first, or `hold` after the
-//! first byte was held. Until session 42 the stage held one segment for
-//! the whole host, and another flow's frame sent it out short. smoltcp marks a segment for TSO only when it is
+//! does: it holds a flow's data segment, appends the segments that follow
+//! it in sequence, and releases whole MSS multiples once 64 KiB are
+//! gathered, when anything else must go out first, or `hold` after the
+//! first byte was held. smoltcp marks a segment for TSO only when it is
 //! longer than an MSS; a shorter one that continues the held data (smoltcp
 //! sends trains of them, 323, 85, 32 bytes, at the end of bursts) joins it, as Linux
 //! keeps a sub-MSS tail in its write queue rather than send it alone.
@@ -65,18 +63,13 @@ struct Seg {
     len: usize,
 }
 
-/// The segment of TCP segment `v` if it carries data and no SYN, FIN or RST.
-fn data_of(v: &TcpView) -> Option<Seg> {
+/// The segment of `frame` if it carries data and no SYN, FIN or RST.
+fn data_segment(frame: &[u8]) -> Option<Seg> {
+    let v = TcpView::parse(frame)?;
     if v.syn || v.fin || v.rst || v.payload == 0 {
         return None;
     }
     Some(Seg { headers: v.headers(), flow: v.flow, seq: TcpSeqNumber(v.seq as i32), len: v.payload })
-}
-
-/// The segment of `frame` if it carries data and no SYN, FIN or RST.
-#[cfg(test)]
-fn data_segment(frame: &[u8]) -> Option<Seg> {
-    data_of(&TcpView::parse(frame)?)
 }
 
 /// `frame`'s headers with payload `payload` starting at sequence `seq`.
@@ -91,60 +84,52 @@ fn rebuild(frame: &[u8], headers: usize, seq: TcpSeqNumber, payload: &[u8]) -> V
     out
 }
 
-/// The deferral stage of one host: what each flow holds (Linux defers
-/// each socket's write queue on its own).
+/// The deferral stage of one host.
 #[derive(Debug)]
 pub struct Autosize {
     hold: Dur,
-    held: Vec<Held>,
+    held: Option<Held>,
 }
 
 impl Autosize {
     /// A stage that holds a short super-segment at most `hold`.
     pub fn new(hold: Dur) -> Autosize {
-        Autosize { hold, held: Vec::new() }
+        Autosize { hold, held: None }
     }
 
-    /// When the first held segment must go out, if any is held.
+    /// When the held segment must go out, if one is held.
     pub fn deadline(&self) -> Option<Time> {
-        self.held.iter().map(|h| h.since + self.hold).min()
+        self.held.as_ref().map(|h| h.since + self.hold)
     }
 
     /// The frames the stack emitted at `now`, in order: returns what goes to
-    /// the driver now, each flow's in order.
+    /// the driver now, in order.
     pub fn offer(&mut self, frames: Vec<TxFrame>, now: Time) -> Vec<TxFrame> {
         let mut out = Vec::with_capacity(frames.len());
-        let hold = self.hold;
-        if self.held.iter().any(|h| h.since + hold <= now) {
-            let (due, keep): (Vec<_>, Vec<_>) =
-                std::mem::take(&mut self.held).into_iter().partition(|h| h.since + hold <= now);
-            self.held = keep;
-            out.extend(due.into_iter().map(Held::frame));
+        if self.deadline().is_some_and(|d| d <= now) {
+            out.extend(self.held.take().map(Held::frame));
         }
         for f in frames {
-            let view = TcpView::parse(&f.bytes);
-            let seg = view.as_ref().and_then(data_of);
-            let at = view.and_then(|v| self.held.iter().position(|h| h.flow == v.flow));
+            let seg = data_segment(&f.bytes);
             // A short segment smoltcp did not mark for TSO joins the held
             // data it continues (see the module's documentation).
-            let joins = |h: &Held, s: &Seg| h.seq + h.payload.len() == s.seq && s.len <= usize::from(h.mss);
-            let mss = f
-                .tso_mss
-                .or_else(|| at.map(|i| &self.held[i]).filter(|h| seg.is_some_and(|s| joins(h, &s))).map(|h| h.mss));
+            let joins =
+                |h: &Held, s: &Seg| h.flow == s.flow && h.seq + h.payload.len() == s.seq && s.len <= usize::from(h.mss);
+            let mss =
+                f.tso_mss.or_else(|| self.held.as_ref().filter(|h| seg.is_some_and(|s| joins(h, &s))).map(|h| h.mss));
             let (Some(mss), Some(seg)) = (mss, seg) else {
-                // Anything else goes out after what its flow held before it;
-                // other flows keep theirs.
-                out.extend(at.map(|i| self.held.remove(i).frame()));
+                // Anything else goes out after what was held before it.
+                out.extend(self.held.take().map(Held::frame));
                 out.push(f);
                 continue;
             };
-            let follows = at.is_some_and(|i| {
-                let h = &self.held[i];
-                h.seq + h.payload.len() == seg.seq && h.mss == mss
-            });
+            let follows = self
+                .held
+                .as_ref()
+                .is_some_and(|h| h.flow == seg.flow && h.seq + h.payload.len() == seg.seq && h.mss == mss);
             // The data to send from `start`, and since when the first of it waits.
             let data = &f.bytes[seg.headers..seg.headers + seg.len];
-            let (start, mut payload, since) = match (follows, at.map(|i| self.held.remove(i))) {
+            let (start, mut payload, since) = match (follows, self.held.take()) {
                 (true, Some(mut h)) => {
                     h.payload.extend_from_slice(data);
                     (h.seq, h.payload, h.since)
@@ -168,7 +153,7 @@ impl Autosize {
             if at < payload.len() {
                 payload.drain(..at);
                 let headers = f.bytes[..seg.headers].to_vec();
-                self.held.push(Held { headers, flow: seg.flow, seq, mss, payload, since });
+                self.held = Some(Held { headers, flow: seg.flow, seq, mss, payload, since });
             }
         }
         out
@@ -249,51 +234,22 @@ mod tests {
     }
 
     #[test]
-    fn anything_else_goes_out_after_what_its_flow_held_in_order() {
+    fn anything_else_goes_out_after_what_was_held_in_order() {
         let mut a = Autosize::new(Dur(20 * crate::engine::time::PS_PER_US));
         assert!(a.offer(vec![seg(0, 1000, 1)], t(0)).is_empty());
-        // Another flow holds its own; the first keeps what it held.
-        assert!(a.offer(vec![seg(5000, 500, 2)], t(1)).is_empty());
-        // A gap in sequence: that flow's held data goes out, the new data is held.
+        // Another flow: the held one goes out first, the new one is held.
+        let out = a.offer(vec![seg(5000, 500, 2)], t(1));
+        assert_eq!(out.iter().map(|f| data(f).0).collect::<Vec<_>>(), vec![0]);
+        // A gap in sequence: the same.
         let out = a.offer(vec![seg(9000, 100, 2)], t(2));
         assert_eq!(out.iter().map(|f| data(f).0).collect::<Vec<_>>(), vec![5000]);
-        // A FIN (not a data segment to gather) follows what its flow held.
+        // A FIN (not a data segment to gather) follows what was held.
         let fin =
             TcpFrame { seq: 9100, ack: Some(1), src_port: 2, control: TcpControl::Fin, ..Default::default() }.build();
         let out = a.offer(vec![TxFrame { bytes: fin.clone(), tso_mss: None, core: 0 }], t(3));
         assert_eq!(out.len(), 2);
         assert_eq!(data(&out[0]).0, 9000);
         assert_eq!(out[1].bytes, fin);
-        // The first flow's data waits until its own deadline.
-        assert_eq!(a.deadline(), Some(t(20)));
-        let out = a.offer(Vec::new(), t(20));
-        assert_eq!(out.iter().map(data).collect::<Vec<_>>(), vec![(0, (0..1000).map(|i| i as u8).collect())]);
         assert!(a.deadline().is_none());
-    }
-
-    #[test]
-    fn interleaved_flows_each_gather_whole_super_segments() {
-        let mut a = Autosize::new(Dur(20 * crate::engine::time::PS_PER_US));
-        let mut out = Vec::new();
-        // Two flows take turns, 2 MSS each time, 100 ns apart.
-        for i in 0..46u32 {
-            let seq = i * 2 * u32::from(MSS);
-            out.extend(a.offer(
-                vec![seg(seq, 2 * usize::from(MSS), 1), seg(seq, 2 * usize::from(MSS), 2)],
-                Time(u64::from(i) * 100_000),
-            ));
-        }
-        // Each flow sent 92 MSS: two whole super-segments of 45 MSS each, none cut short by the other.
-        let goal = (65_535 - 40) / 1448 * 1448;
-        assert_eq!(out.len(), 4);
-        assert!(out.iter().all(|f| data(f).1.len() == goal));
-        for port in [1, 2] {
-            let seqs: Vec<u32> = out
-                .iter()
-                .filter(|f| TcpView::parse(&f.bytes).is_some_and(|v| v.flow.1 == port))
-                .map(|f| data(f).0)
-                .collect();
-            assert_eq!(seqs, vec![0, goal as u32], "flow {port}");
-        }
     }
 }
