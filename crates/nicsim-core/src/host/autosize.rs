@@ -5,10 +5,19 @@
 //! `net/ipv4/tcp_output.c`). smoltcp sends whatever the window allows at
 //! each poll, typically a couple of MSS as each ACK arrives. This stage
 //! sits between smoltcp and the driver and does what Linux's TCP output
-//! does: it holds a flow's data segment, appends the segments that follow
-//! it in sequence, and releases whole MSS multiples once 64 KiB are
-//! gathered, when anything else must go out first, or `hold` after the
-//! first byte was held. smoltcp marks a segment for TSO only when it is
+//! does, for each flow on its own (each socket has its own write queue):
+//! it holds the flow's data segment, appends the segments that follow it
+//! in sequence, and releases whole MSS multiples once 64 KiB are gathered,
+//! when anything else of the flow must go out first, or `hold` after the
+//! first byte was held. A flow with nothing sent and unacknowledged holds
+//! nothing: Linux defers only while an ACK is coming that may bring room
+//! or more data (`tcp_tso_should_defer`: with no head in the
+//! retransmission queue, or with a third of the window free, "send_now";
+//! the first is what this stage can tell, from the host's own record of
+//! what it sent). Until session 43 the stage held one segment for the
+//! whole host, whatever was in flight: another flow's frame sent it out
+//! short, and a request on an idle connection waited the whole `hold`.
+//! smoltcp marks a segment for TSO only when it is
 //! longer than an MSS; a shorter one that continues the held data (smoltcp
 //! sends trains of them, 323, 85, 32 bytes, at the end of bursts) joins it, as Linux
 //! keeps a sub-MSS tail in its write queue rather than send it alone.
@@ -16,14 +25,16 @@
 //!
 //! Not modelled: the pacing-rate term of the autosize goal (Linux sizes
 //! super-segments to about 1 ms of the flow's rate, which is 64 KiB above
-//! about 0.5 Gb/s), the congestion- and receive-window tests of the
-//! deferral (smoltcp has already applied the windows).
+//! about 0.5 Gb/s); the deferral's window tests (send at once when a third
+//! of the window or 64 KiB is free, or when the oldest unacknowledged
+//! segment is younger than half a round trip): smoltcp has already applied
+//! the windows, and this stage sees frames, not the socket's window.
 
 use smoltcp::wire::{Ipv4Packet, TcpPacket, TcpSeqNumber};
 
 use super::TxFrame;
 use crate::engine::{Dur, Time};
-use crate::probe::wire::TcpView;
+use crate::probe::wire::{FlowKey, TcpView};
 
 const ETH: usize = 14;
 /// Largest IP datagram a TSO super-segment may be (`GSO_MAX_SIZE`).
@@ -63,13 +74,18 @@ struct Seg {
     len: usize,
 }
 
-/// The segment of `frame` if it carries data and no SYN, FIN or RST.
-fn data_segment(frame: &[u8]) -> Option<Seg> {
-    let v = TcpView::parse(frame)?;
+/// The segment of TCP segment `v` if it carries data and no SYN, FIN or RST.
+fn data_of(v: &TcpView) -> Option<Seg> {
     if v.syn || v.fin || v.rst || v.payload == 0 {
         return None;
     }
     Some(Seg { headers: v.headers(), flow: v.flow, seq: TcpSeqNumber(v.seq as i32), len: v.payload })
+}
+
+/// The segment of `frame` if it carries data and no SYN, FIN or RST.
+#[cfg(test)]
+fn data_segment(frame: &[u8]) -> Option<Seg> {
+    data_of(&TcpView::parse(frame)?)
 }
 
 /// `frame`'s headers with payload `payload` starting at sequence `seq`.
@@ -84,52 +100,66 @@ fn rebuild(frame: &[u8], headers: usize, seq: TcpSeqNumber, payload: &[u8]) -> V
     out
 }
 
-/// The deferral stage of one host.
+/// The deferral stage of one host: what each flow holds (Linux defers
+/// each socket's write queue on its own).
 #[derive(Debug)]
 pub struct Autosize {
     hold: Dur,
-    held: Option<Held>,
+    held: Vec<Held>,
 }
 
 impl Autosize {
     /// A stage that holds a short super-segment at most `hold`.
     pub fn new(hold: Dur) -> Autosize {
-        Autosize { hold, held: None }
+        Autosize { hold, held: Vec::new() }
     }
 
-    /// When the held segment must go out, if one is held.
+    /// When the first held segment must go out, if any is held.
     pub fn deadline(&self) -> Option<Time> {
-        self.held.as_ref().map(|h| h.since + self.hold)
+        self.held.iter().map(|h| h.since + self.hold).min()
     }
 
     /// The frames the stack emitted at `now`, in order: returns what goes to
-    /// the driver now, in order.
-    pub fn offer(&mut self, frames: Vec<TxFrame>, now: Time) -> Vec<TxFrame> {
+    /// the driver now, each flow's in order. `in_flight(flow)`: the flow
+    /// has data sent and not yet acknowledged (before these frames). A flow
+    /// with nothing in flight defers nothing (`tcp_tso_should_defer`: no
+    /// head in the retransmission queue, "send_now"): no ACK is coming that
+    /// would bring more room or data.
+    pub fn offer(&mut self, frames: Vec<TxFrame>, now: Time, in_flight: impl Fn(&FlowKey) -> bool) -> Vec<TxFrame> {
         let mut out = Vec::with_capacity(frames.len());
-        if self.deadline().is_some_and(|d| d <= now) {
-            out.extend(self.held.take().map(Held::frame));
+        // Flows that sent data in this call: it is in flight from now.
+        let mut sent: Vec<FlowKey> = Vec::new();
+        let hold = self.hold;
+        if self.held.iter().any(|h| h.since + hold <= now) {
+            let (due, keep): (Vec<_>, Vec<_>) =
+                std::mem::take(&mut self.held).into_iter().partition(|h| h.since + hold <= now);
+            self.held = keep;
+            out.extend(due.into_iter().map(Held::frame));
         }
         for f in frames {
-            let seg = data_segment(&f.bytes);
+            let view = TcpView::parse(&f.bytes);
+            let seg = view.as_ref().and_then(data_of);
+            let at = view.and_then(|v| self.held.iter().position(|h| h.flow == v.flow));
             // A short segment smoltcp did not mark for TSO joins the held
             // data it continues (see the module's documentation).
-            let joins =
-                |h: &Held, s: &Seg| h.flow == s.flow && h.seq + h.payload.len() == s.seq && s.len <= usize::from(h.mss);
-            let mss =
-                f.tso_mss.or_else(|| self.held.as_ref().filter(|h| seg.is_some_and(|s| joins(h, &s))).map(|h| h.mss));
+            let joins = |h: &Held, s: &Seg| h.seq + h.payload.len() == s.seq && s.len <= usize::from(h.mss);
+            let mss = f
+                .tso_mss
+                .or_else(|| at.map(|i| &self.held[i]).filter(|h| seg.is_some_and(|s| joins(h, &s))).map(|h| h.mss));
             let (Some(mss), Some(seg)) = (mss, seg) else {
-                // Anything else goes out after what was held before it.
-                out.extend(self.held.take().map(Held::frame));
+                // Anything else goes out after what its flow held before it;
+                // other flows keep theirs.
+                out.extend(at.map(|i| self.held.remove(i).frame()));
                 out.push(f);
                 continue;
             };
-            let follows = self
-                .held
-                .as_ref()
-                .is_some_and(|h| h.flow == seg.flow && h.seq + h.payload.len() == seg.seq && h.mss == mss);
+            let follows = at.is_some_and(|i| {
+                let h = &self.held[i];
+                h.seq + h.payload.len() == seg.seq && h.mss == mss
+            });
             // The data to send from `start`, and since when the first of it waits.
             let data = &f.bytes[seg.headers..seg.headers + seg.len];
-            let (start, mut payload, since) = match (follows, self.held.take()) {
+            let (start, mut payload, since) = match (follows, at.map(|i| self.held.remove(i))) {
                 (true, Some(mut h)) => {
                     h.payload.extend_from_slice(data);
                     (h.seq, h.payload, h.since)
@@ -150,10 +180,17 @@ impl Autosize {
                 seq += goal;
                 at += goal;
             }
-            if at < payload.len() {
+            if at > 0 && !sent.contains(&seg.flow) {
+                sent.push(seg.flow);
+            }
+            if at < payload.len() && !(in_flight(&seg.flow) || sent.contains(&seg.flow)) {
+                let bytes = rebuild(&f.bytes, seg.headers, seq, &payload[at..]);
+                out.push(TxFrame { bytes, tso_mss: Some(mss), core: 0 });
+                sent.push(seg.flow);
+            } else if at < payload.len() {
                 payload.drain(..at);
                 let headers = f.bytes[..seg.headers].to_vec();
-                self.held = Some(Held { headers, flow: seg.flow, seq, mss, payload, since });
+                self.held.push(Held { headers, flow: seg.flow, seq, mss, payload, since });
             }
         }
         out
@@ -191,7 +228,7 @@ mod tests {
         let mut seq = 0u32;
         // 60 segments of 2 MSS, 100 ns apart: 173,760 bytes in 6 us.
         for i in 0..60 {
-            out.extend(a.offer(vec![seg(seq, 2 * usize::from(MSS), 1)], Time(i * 100_000)));
+            out.extend(a.offer(vec![seg(seq, 2 * usize::from(MSS), 1)], Time(i * 100_000), |_| true));
             seq += 2 * u32::from(MSS);
         }
         let goal = (65_535 - 40) / 1448 * 1448; // 45 MSS under 20 bytes of IP and 20 of TCP header
@@ -207,7 +244,7 @@ mod tests {
         // The second super-segment ended exactly with segment 44; what is
         // held started waiting with segment 45.
         assert_eq!(a.deadline(), Some(Time(45 * 100_000) + Dur(20 * crate::engine::time::PS_PER_US)));
-        let rest = a.offer(Vec::new(), a.deadline().unwrap());
+        let rest = a.offer(Vec::new(), a.deadline().unwrap(), |_| true);
         assert_eq!(rest.len(), 1);
         assert_eq!(data(&rest[0]), (next, (next..seq).map(|i| i as u8).collect()));
         assert!(a.deadline().is_none());
@@ -216,40 +253,86 @@ mod tests {
     #[test]
     fn a_short_unmarked_segment_that_continues_the_held_data_joins_it() {
         let mut a = Autosize::new(Dur(20 * crate::engine::time::PS_PER_US));
-        assert!(a.offer(vec![seg(0, 3 * usize::from(MSS) + 323, 1)], t(0)).is_empty());
+        assert!(a.offer(vec![seg(0, 3 * usize::from(MSS) + 323, 1)], t(0), |_| true).is_empty());
         // smoltcp marks only segments longer than an MSS for TSO.
         let short = |seq: u32, len: usize| TxFrame { tso_mss: None, ..seg(seq, len, 1) };
         let tail = 3 * u32::from(MSS) + 323;
-        assert!(a.offer(vec![short(tail, 85), short(tail + 85, 32)], t(1)).is_empty());
+        assert!(a.offer(vec![short(tail, 85), short(tail + 85, 32)], t(1), |_| true).is_empty());
         // All of it goes out as one super-segment at the first deadline.
-        let out = a.offer(Vec::new(), a.deadline().unwrap());
+        let out = a.offer(Vec::new(), a.deadline().unwrap(), |_| true);
         assert_eq!(out.len(), 1);
         assert_eq!(data(&out[0]), (0, (0..tail + 117).map(|i| i as u8).collect()));
         assert_eq!(out[0].tso_mss, Some(MSS));
         // One that does not continue it (or with nothing held) goes out as it is.
-        assert!(a.offer(vec![seg(10_000, 2000, 1)], t(40)).is_empty());
-        let out = a.offer(vec![short(20_000, 85)], t(41));
+        assert!(a.offer(vec![seg(10_000, 2000, 1)], t(40), |_| true).is_empty());
+        let out = a.offer(vec![short(20_000, 85)], t(41), |_| true);
         assert_eq!(out.iter().map(|f| data(f).0).collect::<Vec<_>>(), vec![10_000, 20_000]);
-        assert_eq!(a.offer(vec![short(30_000, 85)], t(42)).len(), 1);
+        assert_eq!(a.offer(vec![short(30_000, 85)], t(42), |_| true).len(), 1);
     }
 
     #[test]
-    fn anything_else_goes_out_after_what_was_held_in_order() {
+    fn anything_else_goes_out_after_what_its_flow_held_in_order() {
         let mut a = Autosize::new(Dur(20 * crate::engine::time::PS_PER_US));
-        assert!(a.offer(vec![seg(0, 1000, 1)], t(0)).is_empty());
-        // Another flow: the held one goes out first, the new one is held.
-        let out = a.offer(vec![seg(5000, 500, 2)], t(1));
-        assert_eq!(out.iter().map(|f| data(f).0).collect::<Vec<_>>(), vec![0]);
-        // A gap in sequence: the same.
-        let out = a.offer(vec![seg(9000, 100, 2)], t(2));
+        assert!(a.offer(vec![seg(0, 1000, 1)], t(0), |_| true).is_empty());
+        // Another flow holds its own; the first keeps what it held.
+        assert!(a.offer(vec![seg(5000, 500, 2)], t(1), |_| true).is_empty());
+        // A gap in sequence: that flow's held data goes out, the new data is held.
+        let out = a.offer(vec![seg(9000, 100, 2)], t(2), |_| true);
         assert_eq!(out.iter().map(|f| data(f).0).collect::<Vec<_>>(), vec![5000]);
-        // A FIN (not a data segment to gather) follows what was held.
+        // A FIN (not a data segment to gather) follows what its flow held.
         let fin =
             TcpFrame { seq: 9100, ack: Some(1), src_port: 2, control: TcpControl::Fin, ..Default::default() }.build();
-        let out = a.offer(vec![TxFrame { bytes: fin.clone(), tso_mss: None, core: 0 }], t(3));
+        let out = a.offer(vec![TxFrame { bytes: fin.clone(), tso_mss: None, core: 0 }], t(3), |_| true);
         assert_eq!(out.len(), 2);
         assert_eq!(data(&out[0]).0, 9000);
         assert_eq!(out[1].bytes, fin);
+        // The first flow's data waits until its own deadline.
+        assert_eq!(a.deadline(), Some(t(20)));
+        let out = a.offer(Vec::new(), t(20), |_| true);
+        assert_eq!(out.iter().map(data).collect::<Vec<_>>(), vec![(0, (0..1000).map(|i| i as u8).collect())]);
         assert!(a.deadline().is_none());
+    }
+
+    #[test]
+    fn a_flow_with_nothing_in_flight_defers_nothing() {
+        let mut a = Autosize::new(Dur(20 * crate::engine::time::PS_PER_US));
+        // A response of 3 MSS and 100 bytes on an idle connection goes at once, whole.
+        let len = 3 * usize::from(MSS) + 100;
+        let out = a.offer(vec![seg(0, len, 1)], t(0), |_| false);
+        assert_eq!(out.iter().map(data).collect::<Vec<_>>(), vec![(0, (0..len).map(|i| i as u8).collect())]);
+        assert!(a.deadline().is_none());
+        // What follows it in the same poll is in flight behind it: gathered and held.
+        let out = a.offer(vec![seg(70_000, 2000, 2), seg(72_000, 2000, 2)], t(1), |_| false);
+        assert_eq!(out.iter().map(|f| data(f).1.len()).collect::<Vec<_>>(), vec![2000]);
+        assert_eq!(a.deadline(), Some(t(21)));
+        // A flow with data in flight holds its short segment for more.
+        assert!(a.offer(vec![seg(0, 2000, 3)], t(2), |_| true).is_empty());
+    }
+
+    #[test]
+    fn interleaved_flows_each_gather_whole_super_segments() {
+        let mut a = Autosize::new(Dur(20 * crate::engine::time::PS_PER_US));
+        let mut out = Vec::new();
+        // Two flows take turns, 2 MSS each time, 100 ns apart.
+        for i in 0..46u32 {
+            let seq = i * 2 * u32::from(MSS);
+            out.extend(a.offer(
+                vec![seg(seq, 2 * usize::from(MSS), 1), seg(seq, 2 * usize::from(MSS), 2)],
+                Time(u64::from(i) * 100_000),
+                |_| true,
+            ));
+        }
+        // Each flow sent 92 MSS: two whole super-segments of 45 MSS each, none cut short by the other.
+        let goal = (65_535 - 40) / 1448 * 1448;
+        assert_eq!(out.len(), 4);
+        assert!(out.iter().all(|f| data(f).1.len() == goal));
+        for port in [1, 2] {
+            let seqs: Vec<u32> = out
+                .iter()
+                .filter(|f| TcpView::parse(&f.bytes).is_some_and(|v| v.flow.1 == port))
+                .map(|f| data(f).0)
+                .collect();
+            assert_eq!(seqs, vec![0, goal as u32], "flow {port}");
+        }
     }
 }

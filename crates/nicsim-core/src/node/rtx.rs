@@ -101,6 +101,12 @@ impl Rtx {
         false
     }
 
+    /// Whether `flow` (as its data frames go out) has data sent and not yet
+    /// acknowledged.
+    pub(super) fn in_flight(&self, flow: &FlowKey) -> bool {
+        self.flows.get(flow).is_some_and(|f| after(f.high, f.acked))
+    }
+
     /// TCP input of `frame` from the peer: the sk_buffs its ACK frees,
     /// and the send fragment pages freed with them.
     pub(super) fn acked(&mut self, frame: &[u8]) -> (u64, u64) {
@@ -170,7 +176,12 @@ mod tests {
         assert_eq!(q.acked(&frame(false, 1, Some(129_000), 0)), (2, 3));
         // An old ACK frees nothing; one past the data (a FIN) frees the last.
         assert_eq!(q.acked(&frame(false, 1, Some(129_000), 0)), (0, 0));
+        let flow = TcpView::parse(&frame(true, 0, None, 1)).expect("a segment").flow;
+        assert!(q.in_flight(&flow));
         assert_eq!(q.acked(&frame(false, 1, Some(193_001), 0)), (1, 2));
+        // All of it acknowledged: nothing in flight; a flow never sent on has nothing either.
+        assert!(!q.in_flight(&flow));
+        assert!(!q.in_flight(&(flow.2, flow.3, flow.0, flow.1)));
     }
 
     #[test]

@@ -564,7 +564,8 @@ impl Timed {
             }
         }
         if let Some(a) = self.autosize.as_mut() {
-            frames = a.offer(frames, now);
+            let rtx = &self.rtx;
+            frames = a.offer(frames, now, |flow| rtx.in_flight(flow));
             if let Some(at) = a.deadline() {
                 env.request_poll(at);
             }
