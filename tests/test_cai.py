@@ -578,13 +578,19 @@ def test_at_a_fixed_clock_every_rpc_host_runs_at_turbo_and_with_arfs_transaction
             assert busy and all(c["busy_clock_hz"] == pytest.approx(3.7e9, rel=1e-4) for c in busy), (f.id, host)
         # One transaction at a time per connection. With aRFS each host runs its stack and its program
         # on one core, so a segment costs about the same whether it waits in the backlog or not, and
-        # each transaction is a chain of work on fixed cores, which a faster clock can only shorten.
-        # Without aRFS a faster program holds its sockets for less of the time, more segments get their
-        # TCP input on the interrupt core at the cross-core price, and no such bound holds (no_opts at
-        # 64 000 B is slower at a fixed clock in this short run).
+        # each transaction is a chain of work on fixed cores, which a faster clock can only shorten,
+        # unless a timer the clock moves lengthens it: DIM, which picks each NIC's interrupt moderation
+        # from the traffic it samples, may settle a faster host on a longer moderation (all_opts at
+        # 16 000 B: a client's DIM ends on profile 3 at the fixed clock, 0 under the governor, and
+        # the run is slower; with DIM off it is faster). Without aRFS a faster program holds its
+        # sockets for less of the time, more segments get their TCP input on the interrupt core at the
+        # cross-core price, and no such bound holds (no_opts at 64 000 B is slower at a fixed clock).
         if KNOBS[v.config][3]:
             rate = lambda r: r.summary.raw["transaction_rate"]
-            assert rate(fix) >= rate(gov), v.id
+            hosts = ["b", *(f"a{i}" for i in range(16))]
+            dim = lambda r: [r.host(h).timed.raw["nic"].get("dim_profile", 0) for h in hosts]
+            longer = any(f > g for f, g in zip(dim(fix), dim(gov)))
+            assert rate(fix) >= rate(gov) or longer, (v.id, dim(gov), dim(fix))
 
 
 def test_rpcs_are_intact_and_the_throughput_is_one_directions(short: Path) -> None:

@@ -10,8 +10,9 @@
 //! in sequence, and releases whole MSS multiples once 64 KiB are gathered,
 //! when anything else of the flow must go out first, or `hold` after the
 //! first byte was held. A flow with nothing sent and unacknowledged holds
-//! nothing: Linux defers only while an ACK is coming that may bring room
-//! or more data (`tcp_tso_should_defer`: with no head in the
+//! nothing past the poll that gathered it (but a rest behind a whole
+//! super-segment, see `offer`): Linux defers only while an ACK is coming
+//! that may bring room or more data (`tcp_tso_should_defer`: with no head in the
 //! retransmission queue, or with a third of the window free, "send_now";
 //! the first is what this stage can tell, from the host's own record of
 //! what it sent). Until session 43 the stage held one segment for the
@@ -127,8 +128,8 @@ impl Autosize {
     /// would bring more room or data.
     pub fn offer(&mut self, frames: Vec<TxFrame>, now: Time, in_flight: impl Fn(&FlowKey) -> bool) -> Vec<TxFrame> {
         let mut out = Vec::with_capacity(frames.len());
-        // Flows that sent data in this call: it is in flight from now.
-        let mut sent: Vec<FlowKey> = Vec::new();
+        // Flows that sent a whole super-segment in this call.
+        let mut full: Vec<FlowKey> = Vec::new();
         let hold = self.hold;
         if self.held.iter().any(|h| h.since + hold <= now) {
             let (due, keep): (Vec<_>, Vec<_>) =
@@ -180,18 +181,30 @@ impl Autosize {
                 seq += goal;
                 at += goal;
             }
-            if at > 0 && !sent.contains(&seg.flow) {
-                sent.push(seg.flow);
+            if at > 0 && !full.contains(&seg.flow) {
+                full.push(seg.flow);
             }
-            if at < payload.len() && !(in_flight(&seg.flow) || sent.contains(&seg.flow)) {
-                let bytes = rebuild(&f.bytes, seg.headers, seq, &payload[at..]);
-                out.push(TxFrame { bytes, tso_mss: Some(mss), core: 0 });
-                sent.push(seg.flow);
-            } else if at < payload.len() {
+            if at < payload.len() {
                 payload.drain(..at);
                 let headers = f.bytes[..seg.headers].to_vec();
                 self.held.push(Held { headers, flow: seg.flow, seq, mss, payload, since });
             }
+        }
+        // A flow that had nothing in flight sends what it gathered in this
+        // call at once, as one super-segment (Linux's write of it is one
+        // sk_buff, pushed at the end of the call: `tcp_push`, and
+        // `tcp_tso_should_defer` finds no head), even where smoltcp emitted
+        // it in pieces (its send buffer is a ring: data that wraps goes out
+        // as two segments). Behind a whole super-segment sent in this call
+        // the rest waits as a flow's with data in flight does: Linux corks
+        // it until the first has left (`tcp_should_autocork`: the
+        // retransmission queue is not empty and the sent sk_buff's clone is
+        // still held by the qdisc or the driver).
+        let idle = |h: &Held| !in_flight(&h.flow) && !full.contains(&h.flow);
+        if self.held.iter().any(idle) {
+            let (go, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held).into_iter().partition(idle);
+            self.held = keep;
+            out.extend(go.into_iter().map(Held::frame));
         }
         out
     }
@@ -301,12 +314,24 @@ mod tests {
         let out = a.offer(vec![seg(0, len, 1)], t(0), |_| false);
         assert_eq!(out.iter().map(data).collect::<Vec<_>>(), vec![(0, (0..len).map(|i| i as u8).collect())]);
         assert!(a.deadline().is_none());
-        // What follows it in the same poll is in flight behind it: gathered and held.
+        // Emitted in two pieces (smoltcp's ring wrapped): one super-segment, at once.
         let out = a.offer(vec![seg(70_000, 2000, 2), seg(72_000, 2000, 2)], t(1), |_| false);
-        assert_eq!(out.iter().map(|f| data(f).1.len()).collect::<Vec<_>>(), vec![2000]);
-        assert_eq!(a.deadline(), Some(t(21)));
+        assert_eq!(
+            out.iter().map(data).collect::<Vec<_>>(),
+            vec![(70_000, (70_000..74_000).map(|i| i as u8).collect())]
+        );
+        assert!(a.deadline().is_none());
+        // Behind a whole super-segment the rest waits, corked, as with data in flight.
+        let goal = (65_535 - 40) / 1448 * 1448;
+        let out = a.offer(vec![seg(0, 40_000, 3), seg(40_000, goal + 500 - 40_000, 3)], t(2), |_| false);
+        assert_eq!(out.iter().map(|f| data(f).1.len()).collect::<Vec<_>>(), vec![goal]);
+        assert_eq!(a.deadline(), Some(t(22)));
         // A flow with data in flight holds its short segment for more.
-        assert!(a.offer(vec![seg(0, 2000, 3)], t(2), |_| true).is_empty());
+        assert!(a.offer(vec![seg(0, 2000, 4)], t(3), |_| true).is_empty());
+        // Once nothing of it is in flight (its data acknowledged), what it holds goes.
+        let out = a.offer(Vec::new(), t(4), |f| f.1 == 4);
+        assert_eq!(out.iter().map(|f| data(f).1.len()).collect::<Vec<_>>(), vec![500]);
+        assert_eq!(a.deadline(), Some(t(23)));
     }
 
     #[test]
