@@ -131,12 +131,7 @@ impl Autosize {
         // Flows that sent a whole super-segment in this call.
         let mut full: Vec<FlowKey> = Vec::new();
         let hold = self.hold;
-        if self.held.iter().any(|h| h.since + hold <= now) {
-            let (due, keep): (Vec<_>, Vec<_>) =
-                std::mem::take(&mut self.held).into_iter().partition(|h| h.since + hold <= now);
-            self.held = keep;
-            out.extend(due.into_iter().map(Held::frame));
-        }
+        self.release(&mut out, |h| h.since + hold <= now);
         for f in frames {
             let view = TcpView::parse(&f.bytes);
             let seg = view.as_ref().and_then(data_of);
@@ -200,13 +195,17 @@ impl Autosize {
         // it until the first has left (`tcp_should_autocork`: the
         // retransmission queue is not empty and the sent sk_buff's clone is
         // still held by the qdisc or the driver).
-        let idle = |h: &Held| !in_flight(&h.flow) && !full.contains(&h.flow);
-        if self.held.iter().any(idle) {
-            let (go, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held).into_iter().partition(idle);
+        self.release(&mut out, |h| !in_flight(&h.flow) && !full.contains(&h.flow));
+        out
+    }
+
+    /// Sends to `out` every held segment `due` picks, in the order held.
+    fn release(&mut self, out: &mut Vec<TxFrame>, due: impl Fn(&Held) -> bool) {
+        if self.held.iter().any(&due) {
+            let (go, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held).into_iter().partition(|h| due(h));
             self.held = keep;
             out.extend(go.into_iter().map(Held::frame));
         }
-        out
     }
 }
 
