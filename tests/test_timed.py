@@ -161,7 +161,8 @@ def test_one_flow_at_100g_is_bound_by_a_saturated_receiver_core_whatever_is_swit
         s = r.summary
         assert s["verified"] is True, key
         assert s["retransmissions"] == 0, key
-        assert 0 < s["goodput_bps"] < s["ceiling_bps"] / 2, key
+        # Well short of the link: the receiver's core, not the wire, bounds it.
+        assert 0 < s["goodput_bps"] < 0.7 * s["ceiling_bps"], key
         assert busiest_core(r, 1) > 0.99, key
         assert busiest_core(r, 0) < 0.9, key
 
