@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -49,6 +50,7 @@ TIMING: dict[str, Any] = {
     "nic": {"rx_frames": 5, "tx_frames": 6, "rx_fifo_drops": 2},
     "bus_utilization": 0.25,
     "messages": None,
+    "rx_copy": {"llc_bytes": 750, "memory_bytes": 250, "read_bytes": 1000},
 }
 HOSTS: list[dict[str, Any]] = [
     {"name": "a", "ip": "10.0.0.1", "tx_frames": 6, "rx_frames": 5, "timing": None},
@@ -116,6 +118,8 @@ def test_hosts_table_sums_cores_and_leaves_ideal_hosts_na() -> None:
     assert timed["max_core_utilization"] == 0.8
     assert timed["bus_utilization"] == 0.25
     assert timed["rx_fifo_drops"] == 2
+    assert timed["rx_from_llc"] == 0.75
+    assert pd.isna(ideal["rx_from_llc"])
 
 
 def test_cycles_table_is_tidy_with_shares() -> None:
@@ -131,10 +135,10 @@ def test_hosts_csv_leaves_ideal_timing_empty(tmp_path: Path) -> None:
     header, ideal, timed = (tmp_path / "hosts.csv").read_text().splitlines()
     assert header == (
         "name,ip,tx_frames,rx_frames,profile,cpu_utilization,max_core_utilization,"
-        "interrupts,interrupts_per_s,bus_utilization,rx_fifo_drops"
+        "interrupts,interrupts_per_s,bus_utilization,rx_fifo_drops,rx_from_llc"
     )
-    assert ideal == "a,10.0.0.1,6,5,,,,,,,"
-    assert timed == "b,10.0.0.2,5,6,400 MHz Pentium II,0.5,0.8,40,4000.0,0.25,2"
+    assert ideal == "a,10.0.0.1,6,5,,,,,,,,"
+    assert timed == "b,10.0.0.2,5,6,400 MHz Pentium II,0.5,0.8,40,4000.0,0.25,2,0.75"
     assert (tmp_path / "cycles.csv").read_text().splitlines()[0] == "host,layer,cycles,share"
 
 
@@ -167,3 +171,9 @@ def test_pcaps_are_named_inside_the_pcap_dir(tmp_path: Path) -> None:
     text = json.dumps({**REPORT, "pcaps": ["link0-a-b.pcap"]})
     assert Result(text, tmp_path).pcaps == [tmp_path / "link0-a-b.pcap"]
     assert Result(text).pcaps == [Path("link0-a-b.pcap")]
+
+
+def test_a_host_that_read_nothing_has_no_llc_share() -> None:
+    timing = {**TIMING, "rx_copy": {"llc_bytes": 0, "memory_bytes": 0, "read_bytes": 0}}
+    report = {**REPORT, "hosts": [HOSTS[0], {**HOSTS[1], "timing": timing}]}
+    assert pd.isna(Result(json.dumps(report)).hosts_table().set_index("name").loc["b", "rx_from_llc"])

@@ -122,6 +122,25 @@ def test_cli_shows_timed_hosts(kurmann: Result, tmp_path: Path) -> None:
     assert "hosts.csv, cycles.csv" in done.stdout
 
 
+def test_cli_shows_where_a_ddio_hosts_reads_found_the_data(tmp_path: Path) -> None:
+    # modern-x86-pcie has DDIO; at 10 GbE the reader keeps up, so every byte
+    # it reads is still in DDIO's share of the L3. The sender reads nothing.
+    done = run_cli("run", SCENARIOS / "modern-10gbe-timed.toml", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    hosts = pd.read_csv(tmp_path / "hosts.csv").set_index("name")
+    assert hosts.loc["b", "rx_from_llc"] == 1.0
+    assert pd.isna(hosts.loc["a", "rx_from_llc"])
+    line = next(line for line in done.stdout.splitlines() if "reads from L3" in line)
+    assert "—" in line and "100.0 %" in line
+
+
+def test_cli_without_ddio_says_nothing_of_the_l3(tmp_path: Path) -> None:
+    done = run_cli("run", KURMANN, "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "reads from L3" not in done.stdout
+    assert pd.read_csv(tmp_path / "hosts.csv")["rx_from_llc"].isna().all()
+
+
 def test_cli_leaves_ideal_output_alone(bulk_scenario: Path, tmp_path: Path) -> None:
     done = run_cli("run", bulk_scenario, "--out", tmp_path)
     assert done.returncode == 0, done.stderr

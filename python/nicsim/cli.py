@@ -543,6 +543,8 @@ def _timed_hosts_table(result: Result) -> Table | None:
     row("bus", [_percent(h["bus_utilization"]) for h in records])
     if any(not _missing(h["rx_fifo_drops"]) and h["rx_fifo_drops"] > 0 for h in records):
         row("NIC FIFO drops", [_count(h["rx_fifo_drops"]) for h in records])
+    if any(not _missing(h["rx_from_llc"]) for h in records):
+        row("reads from L3", ["—" if _missing(h["rx_from_llc"]) else _percent(h["rx_from_llc"]) for h in records])
     top = []
     for h in records:
         mine = cycles[cycles["host"] == h["name"]]

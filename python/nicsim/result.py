@@ -22,9 +22,13 @@ HOST_COLUMNS: dict[str, str] = {
     "interrupts_per_s": "float64",
     "bus_utilization": "float64",
     "rx_fifo_drops": "Int64",
+    "rx_from_llc": "float64",
 }
 """Columns of :meth:`Result.hosts_table` and their dtypes; from ``profile``
-on they are missing (NA) for ideal hosts."""
+on they are missing (NA) for ideal hosts. ``rx_from_llc`` is the share of
+the received bytes the host's reads copied that DDIO had left in the
+last-level cache (the rest came from memory); NA on a host without DDIO
+(``memory.ddio``) or that read nothing."""
 
 CYCLES_COLUMNS: dict[str, str] = {
     "host": "object",
@@ -151,8 +155,9 @@ class Result:
     def hosts_table(self) -> pd.DataFrame:
         """One row per host: name, ip, frames sent and received, and for
         timed hosts the profile, mean and busiest-core CPU utilization,
-        interrupts and interrupts per second (all cores), bus utilization and
-        NIC receive-FIFO drops. The columns are always there
+        interrupts and interrupts per second (all cores), bus utilization,
+        NIC receive-FIFO drops and, with DDIO, the share of the bytes read
+        found in the last-level cache. The columns are always there
         (:data:`HOST_COLUMNS`); the timing ones are NA for ideal hosts."""
         rows = []
         for host in self.hosts:
@@ -174,6 +179,7 @@ class Result:
                     interrupts_per_s=sum(c.get("interrupts_per_s") or 0.0 for c in cores),
                     bus_utilization=timing.get("bus_utilization"),
                     rx_fifo_drops=(timing.get("nic") or {}).get("rx_fifo_drops"),
+                    rx_from_llc=_llc_share(timing.get("rx_copy")),
                 )
             rows.append(row)
         return _typed_frame(rows, HOST_COLUMNS)
@@ -294,3 +300,13 @@ def _typed_frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.Data
             for name, dtype in columns.items()
         }
     )
+
+
+def _llc_share(rx_copy: Any) -> float | None:
+    """The share of the bytes a host's reads copied that they found in the
+    last-level cache (its report's ``timing.rx_copy``, present with DDIO);
+    ``None`` without the report or without a byte read."""
+    if not isinstance(rx_copy, dict):
+        return None
+    read = rx_copy.get("read_bytes") or 0
+    return rx_copy.get("llc_bytes", 0) / read if read > 0 else None
