@@ -44,6 +44,8 @@ def scenarios() -> None:
         "netpipe": TWO.format(host="", link="", workload='[workload.netpipe]\nclient = "a"\nserver = "b"\nupper = "64kB"\nbuffer = "128KiB"\nstream = true\n'),
         "timed-overrides": TWO.format(host='profile = "kurmann-pii-400"\ncpu = { clock = "800MHz" }\nnic = { rx_ring = 256, moderation = { rx_packets = 4, rx_delay = "10us" } }', link="", workload=BULK),
         "timed-tso": TWO.format(host='profile = "modern-x86-pcie"\nbus = { kind = "pcie", gen = 3, lanes = 8 }', link='rate = "10Gbps"', workload=BULK),
+        "machine": TWO.format(host='profile = "modern-x86-pcie"\nmachine = "server"', link='rate = "10Gbps"', workload=BULK),
+        "bad-machine": TWO.format(host='profile = "modern-x86-pcie"\nmachine = "server"', link="", workload=BULK).replace('name = "b"\nprofile = "modern-x86-pcie"\nmachine = "server"', 'name = "b"\nprofile = "modern-x86-pcie"\nmachine = "server"\nbus = { lanes = 8 }'),
         "impaired": TWO.format(host="", link='impairments = { loss = 0.1, duplicate = 0.1, reorder = 0.1, reorder_delay = "1us", corrupt = 0.1 }', workload=BULK),
         "ips": TWO.format(host="", link="", workload=BULK).replace('name = "b"', 'name = "b"\nip = "192.168.1.2/16"').replace('name = "a"', 'name = "a"\nip = "192.168.7.1/16"'),
         "bad-unit": TWO.format(host="", link='rate = "1Gbs"', workload=BULK),

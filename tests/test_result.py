@@ -120,6 +120,14 @@ def test_hosts_table_sums_cores_and_leaves_ideal_hosts_na() -> None:
     assert timed["rx_fifo_drops"] == 2
     assert timed["rx_from_llc"] == 0.75
     assert pd.isna(ideal["rx_from_llc"])
+    assert pd.isna(timed["machine"]) and pd.isna(ideal["machine"])
+
+
+def test_hosts_table_names_a_hosts_machine() -> None:
+    report = {**REPORT, "hosts": [HOSTS[0], {**HOSTS[1], "timing": {**TIMING, "machine": "server"}}]}
+    hosts = Result(json.dumps(report)).hosts_table().set_index("name")
+    assert hosts.loc["b", "machine"] == "server"
+    assert pd.isna(hosts.loc["a", "machine"])
 
 
 def test_cycles_table_is_tidy_with_shares() -> None:
@@ -135,10 +143,10 @@ def test_hosts_csv_leaves_ideal_timing_empty(tmp_path: Path) -> None:
     header, ideal, timed = (tmp_path / "hosts.csv").read_text().splitlines()
     assert header == (
         "name,ip,tx_frames,rx_frames,profile,cpu_utilization,max_core_utilization,"
-        "interrupts,interrupts_per_s,bus_utilization,rx_fifo_drops,rx_from_llc"
+        "interrupts,interrupts_per_s,bus_utilization,rx_fifo_drops,rx_from_llc,machine"
     )
-    assert ideal == "a,10.0.0.1,6,5,,,,,,,,"
-    assert timed == "b,10.0.0.2,5,6,400 MHz Pentium II,0.5,0.8,40,4000.0,0.25,2,0.75"
+    assert ideal == "a,10.0.0.1,6,5,,,,,,,,,"
+    assert timed == "b,10.0.0.2,5,6,400 MHz Pentium II,0.5,0.8,40,4000.0,0.25,2,0.75,"
     assert (tmp_path / "cycles.csv").read_text().splitlines()[0] == "host,layer,cycles,share"
 
 

@@ -134,6 +134,30 @@ def test_cli_shows_where_a_ddio_hosts_reads_found_the_data(tmp_path: Path) -> No
     assert "—" in line and "100.0 %" in line
 
 
+def test_a_servers_cores_share_its_pcie_link(tmp_path: Path) -> None:
+    # Four flows from four client cores to four server cores fill the
+    # 100 GbE cable; on one machine the server's cores share one PCIe link,
+    # which is then several times as busy as each core's own link would be.
+    server = SCENARIOS / "modern-100g-server.toml"
+    done = run_cli("run", server, "--out", tmp_path / "one")
+    assert done.returncode == 0, done.stderr
+    assert "client" in done.stdout, "the timed-hosts table names each host's machine"
+    apart = tmp_path / "apart.toml"
+    apart.write_text("".join(line for line in server.read_text().splitlines(True) if not line.startswith("machine =")))
+    together = pd.read_csv(tmp_path / "one" / "hosts.csv").set_index("name")
+    alone = nicsim.run(apart).hosts_table().set_index("name")
+    receivers = [f"b{i}" for i in range(4)]
+    assert (together.loc[receivers, "machine"] == "server").all()
+    assert alone["machine"].isna().all()
+    shared = together.loc[receivers, "bus_utilization"]
+    assert shared.nunique() == 1, "one link, one set of counters"
+    own = alone.loc[receivers, "bus_utilization"]
+    assert shared.iloc[0] > 3 * own.max(), (shared.iloc[0], own.max())
+    summary = pd.read_csv(tmp_path / "one" / "summary.csv").iloc[0]
+    ceiling = 100e9 * 1448 / 1538
+    assert 0.98 * ceiling < summary["goodput_bps"] <= ceiling * 1.0001
+
+
 def test_cli_without_ddio_says_nothing_of_the_l3(tmp_path: Path) -> None:
     done = run_cli("run", KURMANN, "--out", tmp_path)
     assert done.returncode == 0, done.stderr

@@ -536,6 +536,8 @@ def _timed_hosts_table(result: Result) -> Table | None:
     records = hosts.to_dict("records")
     cores = {h.get("name"): len((h.get("timing") or {}).get("cores") or []) for h in result.hosts}
     row("profile", [_shorten(str(h["profile"]), PROFILE_WIDTH) for h in records])
+    if any(not _missing(h["machine"]) for h in records):
+        row("machine", ["—" if _missing(h["machine"]) else str(h["machine"]) for h in records])
     row("CPU", [_cpu(h["cpu_utilization"], cores.get(h["name"], 0)) for h in records])
     if any(n > 1 for n in cores.values()):
         row("busiest core", [_percent(h["max_core_utilization"]) for h in records])

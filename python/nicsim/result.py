@@ -23,12 +23,16 @@ HOST_COLUMNS: dict[str, str] = {
     "bus_utilization": "float64",
     "rx_fifo_drops": "Int64",
     "rx_from_llc": "float64",
+    "machine": "object",
 }
 """Columns of :meth:`Result.hosts_table` and their dtypes; from ``profile``
 on they are missing (NA) for ideal hosts. ``rx_from_llc`` is the share of
 the received bytes the host's reads copied that DDIO had left in the
 last-level cache (the rest came from memory); NA on a host without DDIO
-(``memory.ddio``) or that read nothing."""
+(``memory.ddio``) or that read nothing. ``machine`` names the machine whose
+PCIe link, memory and DDIO ways the host shares with others
+(``hosts[i].machine``), NA for a machine of its own; on such a host
+``bus_utilization`` is the machine's link's."""
 
 CYCLES_COLUMNS: dict[str, str] = {
     "host": "object",
@@ -180,6 +184,7 @@ class Result:
                     bus_utilization=timing.get("bus_utilization"),
                     rx_fifo_drops=(timing.get("nic") or {}).get("rx_fifo_drops"),
                     rx_from_llc=_llc_share(timing.get("rx_copy")),
+                    machine=timing.get("machine"),
                 )
             rows.append(row)
         return _typed_frame(rows, HOST_COLUMNS)

@@ -117,6 +117,13 @@ pub struct HostConfig {
     /// TCP/IP: `fragment`, `speculate`, `os`, `cam`, `interference`, ...).
     #[serde(default)]
     pub zero_copy: Option<toml::Table>,
+    /// The server this host is part of (none: a machine of its own). Timed
+    /// hosts that name the same machine share its I/O bus (one PCIe link)
+    /// and its L3's DDIO ways; each keeps its own cores, NIC queues and
+    /// stack, as a core (or a VM with its own virtual function) of one
+    /// server does. Their `bus` and `memory` sections must be the same.
+    #[serde(default)]
+    pub machine: Option<String>,
 }
 
 /// A store-and-forward Ethernet switch: a frame is forwarded once it has

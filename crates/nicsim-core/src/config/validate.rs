@@ -39,6 +39,45 @@ fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Result<T, Confi
     Err(ConfigError::new(path, reason))
 }
 
+/// Host `i` is on machine `name`: it must be timed, the name well formed,
+/// and its `bus` and `memory` sections those of the machine's first host
+/// (one PCIe link, one memory system; `machines` records each machine's).
+fn same_machine<'a>(
+    i: usize,
+    name: &'a str,
+    timing: Option<&crate::host::timing::Timing>,
+    machines: &mut BTreeMap<&'a str, (usize, serde_json::Value, serde_json::Value)>,
+) -> Result<(), ConfigError> {
+    let path = format!("hosts[{i}].machine");
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return err(path, format!("must be letters, digits, '-' or '_', got \"{name}\""));
+    }
+    let Some(t) = timing else {
+        return err(path, format!("needs hosts[{i}].profile: an ideal host has no bus or memory to share"));
+    };
+    let json = |v: Result<serde_json::Value, serde_json::Error>| v.expect("a resolved section serialises");
+    let (bus, memory) = (json(serde_json::to_value(&t.bus)), json(serde_json::to_value(&t.memory)));
+    match machines.get(name) {
+        None => {
+            machines.insert(name, (i, bus, memory));
+        }
+        Some((first, b, m)) => {
+            for (section, mine, theirs) in [("bus", &bus, b), ("memory", &memory, m)] {
+                if mine != theirs {
+                    return err(
+                        format!("hosts[{i}].{section}"),
+                        format!(
+                            "differs from hosts[{first}]'s, which is on the same machine \"{name}\" \
+                             (its hosts share one {section})"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Driver-level fragmentation and speculation need a page to take at
 /// least two fragments on host `i`'s link `l`, a link queue that holds a
 /// whole train, and no `tcp.mss` clamp on the page-sized segments.
@@ -132,6 +171,8 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
     }
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
     let mut timed_cores = 0u64;
+    // Each machine's first host and its shared sections (bus, memory).
+    let mut machines: BTreeMap<&str, (usize, serde_json::Value, serde_json::Value)> = BTreeMap::new();
     let mut addrs = BTreeMap::new();
     for (i, h) in s.hosts.iter().enumerate() {
         let ok = !h.name.is_empty() && h.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
@@ -164,6 +205,9 @@ pub fn validate(s: &Scenario) -> Result<(), ConfigError> {
         }
         let timing = h.timing(i)?;
         timed_cores += timing.as_ref().map_or(0, |t| u64::from(t.cpu.cores));
+        if let Some(m) = &h.machine {
+            same_machine(i, m, timing.as_ref(), &mut machines)?;
+        }
         let tso = timing.as_ref().is_some_and(|t| t.nic.tso);
         if let Some(l) = s.links.iter().position(|l| l.endpoints.contains(&h.name)) {
             if tso && s.links[l].queue < MAX_TSO_SEGMENTS {

@@ -20,6 +20,7 @@ pub mod ackgate;
 mod backlog;
 pub(crate) mod cost;
 mod join;
+mod machine;
 mod measure;
 mod nic;
 mod report;
@@ -30,6 +31,7 @@ mod timed;
 mod via;
 
 pub use crate::nic::offload::toe::OffloadStats;
+pub(crate) use machine::{Machine, Marks};
 pub use report::{CoreReport, MessageReport, TimingReport};
 pub use timed::Timed;
 

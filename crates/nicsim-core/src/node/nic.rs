@@ -186,7 +186,12 @@ impl Timed {
         t.nic.rx_fifo_bytes -= frame.len() as u64;
         t.nic.stats.rx_frames += 1;
         if t.timing.memory.ddio.0 > 0 || t.timing.cpu.l2_cache.0 > 0 {
-            t.rx_data.0 += shape(&frame).data;
+            let data = shape(&frame).data;
+            if let Some(m) = t.marks.as_mut().filter(|_| data > 0) {
+                m.push(t.rx_data.0, t.llc_in);
+            }
+            t.rx_data.0 += data;
+            t.llc_in += data;
         }
         t.nic.rx_done.push_back((now, frame, segments));
         let used = t.timing.nic.rx_ring - t.nic.rx_posted;

@@ -79,6 +79,10 @@ pub struct TimingReport {
     pub bus: crate::bus::BusStats,
     /// Busy fraction of the bus (its busiest resource).
     pub bus_utilization: f64,
+    /// The machine whose bus, memory and DDIO ways this host shares
+    /// (`hosts[i].machine`); then `bus` and `bus_utilization` are the
+    /// machine's, the same for each of its hosts.
+    pub machine: Option<String>,
     /// Per-message breakdown (request/response only).
     pub messages: Option<MessageReport>,
     /// Offload interface counters (offload mode only).
@@ -192,6 +196,7 @@ impl Timed {
             },
             bus: t.bus.stats().clone(),
             bus_utilization: t.bus.utilization(until),
+            machine: None,
             messages,
             offload: t.call.engine_ref().report(),
             lro: offload.lro,

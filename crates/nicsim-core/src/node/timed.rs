@@ -146,6 +146,12 @@ pub struct Timed {
     /// so far: their difference is the reuse distance of the next byte read
     /// (DDIO, `memory.ddio`).
     pub(crate) rx_data: (u64, u64),
+    /// Received payload bytes DMA'd into memory: this host's, or while its
+    /// machine's parts are lent to it (`machine.rs`), every host's of the
+    /// machine. With `marks` (a host on a machine), the reuse distance of
+    /// a byte read counts them instead of `rx_data`'s.
+    pub(crate) llc_in: u64,
+    pub(crate) marks: Option<super::machine::Marks>,
     /// Where reads found received data, and how much waited (report).
     pub(crate) rx_copy: super::rxcopy::RxCopy,
     /// Receive buffer bytes filled short of a whole page: by the NIC (the
@@ -249,6 +255,8 @@ impl Timed {
             stack_reach: 0,
             unread_pieces: 0,
             rx_data: (0, 0),
+            llc_in: 0,
+            marks: None,
             rx_copy: Default::default(),
             rx_pages: (0, 0),
             autosize,
@@ -768,7 +776,11 @@ impl Timed {
             None if reads && !hot && t.timing.memory.ddio.0 > 0 => {
                 let (dma, read) = t.rx_data;
                 let n = op.bytes();
-                let llc = t.timing.rx_copy_in_llc(n, dma.saturating_sub(read));
+                let distance = match t.marks.as_mut() {
+                    Some(m) => m.machine_offset(read).map_or(0, |at| t.llc_in.saturating_sub(at)),
+                    None => dma.saturating_sub(read),
+                };
+                let llc = t.timing.rx_copy_in_llc(n, distance);
                 t.rx_copy.copied(llc, n - llc);
                 (t.timing.rx_copy_cycles(n, llc), n)
             }

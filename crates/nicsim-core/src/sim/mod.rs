@@ -35,7 +35,7 @@ use crate::host::Host;
 use crate::link::switch::{self, Switch};
 use crate::link::Channel;
 use crate::nic::offload::{AnyCallOffload, AnyRxOffload, AnyTxOffload, Setup};
-use crate::node::{Env, HostEvent, Outside, Timed};
+use crate::node::{Env, HostEvent, Machine, Marks, Outside, Timed};
 use crate::probe::observer::{self, Probes};
 use crate::probe::pcap::Trace;
 use crate::probe::wire::TcpMonitor;
@@ -98,6 +98,9 @@ pub struct Sim {
     ports: Vec<Port>,
     /// Timing state of hosts with a profile (None: ideal host).
     timed: Vec<Option<Timed>>,
+    /// Machines whose parts several hosts share, and each host's (if any).
+    machines: Vec<Machine>,
+    machine_of: Vec<Option<usize>>,
     /// Links by index.
     pub links: Vec<Link>,
     /// Switches by index (node `hosts.len() + index`).
@@ -257,9 +260,24 @@ impl Sim {
         }
         let apps = workload::install(&s.workload, &mut hosts, seed);
         let bin = s.run.sample_interval.dur();
-        let timed = (timings.into_iter().zip(engines))
+        let mut timed: Vec<Option<Timed>> = (timings.into_iter().zip(engines))
             .map(|(t, e)| t.zip(e).map(|(t, (rx, tx, call))| Timed::new(t, rx, tx, call, bin)))
             .collect();
+        // Hosts on one machine share its bus, memory and DDIO ways (validated: all timed, one bus and memory).
+        let (mut machines, mut machine_of) = (Vec::<Machine>::new(), vec![None; n]);
+        for (i, h) in s.hosts.iter().enumerate() {
+            if let (Some(name), Some(t)) = (&h.machine, timed[i].as_mut()) {
+                let m = match machines.iter().position(|m| m.name == *name) {
+                    Some(m) => m,
+                    None => {
+                        machines.push(Machine::new(name, &t.timing));
+                        machines.len() - 1
+                    }
+                };
+                machine_of[i] = Some(m);
+                t.marks = Some(Marks::default());
+            }
+        }
         let names = hosts.iter().map(|h| h.name.clone()).chain(switches.iter().map(|w| w.name.clone())).collect();
         let mut sim = Sim {
             names,
@@ -267,6 +285,8 @@ impl Sim {
             hosts,
             ports,
             timed,
+            machines,
+            machine_of,
             links,
             switches,
             apps,
@@ -444,11 +464,20 @@ impl Sim {
 
     /// Run `f` on host `h`: its timing state, and the host as its own
     /// events see it.
+    /// A host on a machine holds the machine's shared parts while it runs.
     fn with_node<R>(&mut self, h: usize, f: impl FnOnce(Option<&mut Timed>, &mut Env) -> R) -> R {
-        let Sim { sched, hosts, ports, timed, links, apps, polls, probes, names, .. } = self;
+        let Sim { sched, hosts, ports, timed, links, apps, polls, probes, names, machines, machine_of, .. } = self;
         let mut out = Around { h, sched, links, port: ports[h], probes, names };
         let mut env = Env { h, host: &mut hosts[h], app: &mut apps[h], polls: &mut polls[h], out: &mut out };
-        f(timed[h].as_mut(), &mut env)
+        match (machine_of[h], timed[h].as_mut()) {
+            (Some(m), Some(t)) => {
+                machines[m].exchange(t);
+                let r = f(Some(&mut *t), &mut env);
+                machines[m].exchange(t);
+                r
+            }
+            (_, t) => f(t, &mut env),
+        }
     }
 
     /// A link or switch event.
@@ -512,7 +541,11 @@ impl Sim {
     /// The timing report of host `h` over a run that lasted until `until`
     /// (None: an ideal host).
     pub fn timing_report(&self, h: usize, until: Time) -> Option<TimingReport> {
-        Some(self.timed[h].as_ref()?.report(until))
+        let mut r = self.timed[h].as_ref()?.report(until);
+        if let Some(m) = self.machine_of[h] {
+            self.machines[m].report(&mut r, until);
+        }
+        Some(r)
     }
 
     /// Cycles per layer of message `msg` on `path` of host `h` (timed hosts only).

@@ -15,6 +15,7 @@ mod impairments;
 mod invariants;
 mod kurmann;
 mod lro;
+mod machine;
 mod modern;
 mod netperf;
 mod netpipe;
