@@ -597,7 +597,8 @@ class Outcast(_Experiment):
     CPU 0), as nicsim's sender runs every flow on ``cpu.app_core`` with its
     softirq work on ``cpu.irq_core``; its receiver runs each server on CPU
     ``n``. nicsim's hosts have one application core each, so ``outcast.toml``
-    has one receiver host per flow on a switch. Here the sender is the
+    has one receiver host per flow on a switch, all on one machine (its
+    PCIe link and its L3's DDIO ways shared). Here the sender is the
     bottleneck and the study divides the throughput by the sender's CPU
     (``run_experiment_sender.py``: ``total_throughput * 100 / cpu_util``
     for ``--config outcast``); the receivers' CPU and breakdown are the
@@ -625,10 +626,8 @@ class Outcast(_Experiment):
         return outcast_receivers(self.flows)
 
     def fixed(self, duration: str = DURATION) -> dict[str, Any]:
-        """The configuration on every host and link, each receiver's share
-        of DDIO, and one flow per receiver."""
+        """The configuration on every host and link, and one flow per receiver."""
         knobs = every_host(self.config, OUTCAST_HOSTS, OUTCAST_HOSTS)
-        knobs |= ddio_shares(range(1, 1 + self.flows))
         knobs["workload.transfers"] = flows(["a"] * self.flows, self.receivers, duration)
         return knobs
 
@@ -642,8 +641,6 @@ FLOW_PORT = 5001
 """The first flow's port (the artifact's ``BASE_PORT``; flow ``n`` uses ``BASE_PORT + n``)."""
 FLOW_WRITE = "128KiB"
 """iperf's default read and write size for TCP, as ``flow.toml`` has it."""
-DDIO_BYTES = 3670016
-"""``cai-xeon-6128``'s ``memory.ddio`` (3.5 MiB): the L3 share a host's NIC writes fill."""
 
 
 def every_host(config: str, hosts: int, links: int, buffers: tuple[int, int] | None = None) -> dict[str, Any]:
@@ -660,16 +657,6 @@ def every_host(config: str, hosts: int, links: int, buffers: tuple[int, int] | N
         knobs[f"hosts[{i}].nic.lro"] = c.lro
         knobs[f"hosts[{i}].nic.arfs"] = c.arfs
     return knobs
-
-
-def ddio_shares(receivers: range) -> dict[str, Any]:
-    """An equal share of one host's DDIO for each of hosts ``receivers``,
-    which stand for cores of one receiver. nicsim's DDIO holds the newest
-    bytes the NIC wrote; when n flows at equal rates share it, the newest
-    ``DDIO_BYTES`` hold about ``DDIO_BYTES / n`` of each flow's, which is
-    what a host of its own with that share holds of its one flow."""
-    share = DDIO_BYTES // len(receivers)
-    return {f"hosts[{i}].memory.ddio": f"{share}B" for i in receivers}
 
 
 def flows(senders: list[str], receivers: tuple[str, ...], duration: str) -> list[dict[str, Any]]:
@@ -708,11 +695,12 @@ class OneToOne(_Experiment):
     one application core each, so ``one_to_one.toml`` gives each flow a
     sender host and a receiver host, the flows sharing one 100 Gb/s link
     between two switches as the study's share its cable; each side's CPU
-    and breakdown are the sums over its hosts. The study's receiver cores
-    share one L3: each receiver host gets an equal share of DDIO
-    (:func:`ddio_shares`); one NIC, its PCIe link and memory they do not
-    share here, and the study's placement of each flow's interrupts on the
-    next flow's core (``--affinity`` is each CPU + 1) they cannot."""
+    and breakdown are the sums over its hosts. Each side's hosts are one
+    machine (``machine`` in the scenario), as the study's cores are one
+    server's: they share its PCIe link and its L3's DDIO ways, each with its
+    own NIC queue pair; its memory bandwidth they do not share here, and
+    the study's placement of each flow's interrupts on the next flow's core
+    (``--affinity`` is each CPU + 1) they cannot."""
 
     config: str
     flows: int
@@ -740,10 +728,8 @@ class OneToOne(_Experiment):
         return tuple(f"b{i}" for i in range(self.flows))
 
     def fixed(self, duration: str = DURATION) -> dict[str, Any]:
-        """The configuration on every host and link, each receiver's share
-        of DDIO, and one flow per pair."""
+        """The configuration on every host and link, and one flow per pair."""
         knobs = every_host(self.config, 2 * ONE_TO_ONE_PAIRS, 1 + 2 * ONE_TO_ONE_PAIRS)
-        knobs |= ddio_shares(range(ONE_TO_ONE_PAIRS, ONE_TO_ONE_PAIRS + self.flows))
         knobs["workload.transfers"] = flows(list(self.senders), self.receivers, duration)
         return knobs
 
@@ -784,8 +770,8 @@ class AllToAll(_Experiment):
     receiver's CPU. It runs on ``one_to_one.toml``: sender hosts ``a0``..
     and receiver hosts ``b0``.. stand for the cores, every sender runs its
     flows as one program on its application core and every receiver its
-    flows likewise, all through the one shared link, each receiver with its
-    share of DDIO (:class:`OneToOne`). The study spreads the interrupts
+    flows likewise, all through the one shared link, each side one machine
+    (:class:`OneToOne`). The study spreads the interrupts
     over every CPU without aRFS (``--affinity`` 0 to 23), which nicsim's
     hosts, each with its own interrupt core, cannot."""
 
@@ -816,12 +802,11 @@ class AllToAll(_Experiment):
 
     def fixed(self, duration: str = DURATION) -> dict[str, Any]:
         """The configuration on every host and link with the buffers autotuning
-        gives each flow (:func:`link_share_buffers`), each receiver's share
-        of DDIO, and a flow from every sender to every receiver."""
+        gives each flow (:func:`link_share_buffers`), and a flow from every
+        sender to every receiver."""
         c = CONFIG[self.config]
         buffers = link_share_buffers(c.mtu, c.tso, self.cores**2)
         knobs = every_host(self.config, 2 * ONE_TO_ONE_PAIRS, 1 + 2 * ONE_TO_ONE_PAIRS, buffers)
-        knobs |= ddio_shares(range(ONE_TO_ONE_PAIRS, ONE_TO_ONE_PAIRS + self.cores))
         knobs["workload.transfers"] = [
             {"from": a, "to": b, "port": FLOW_PORT + i * ALL_TO_ALL_PORT_STRIDE + j, "duration": duration,
              "omit": WARMUP, "write_size": FLOW_WRITE}

@@ -8,7 +8,8 @@ one of 8, 16 or 24 receiver cores. Both run in four configurations.
 Every result of them is held out, so every number here is a prediction:
 the flows' aggregate throughput, throughput per receiver core, both sides'
 CPU and, with all optimisations, the receiver's CPU breakdown. nicsim's
-cores are hosts, summed as each side (:class:`.experiments.OneToOne`).
+cores are hosts, summed as each side, and each side's hosts are one machine
+(one PCIe link, one L3's DDIO ways: :class:`.experiments.OneToOne`).
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ def _table(rows: list[dict[str, Any]], x: str) -> list[str]:
     return flows_table(rows, x) + [
         "",
         "Fairness: Jain's index of the flows' throughputs. Copied from memory: the share of the bytes read that",
-        "DDIO (each receiver's share) no longer held; the study does not measure the L3 miss rate in this",
-        "experiment, so this is not a comparison row.",
+        "DDIO (the receiving machine's ways, shared by its cores) no longer held; the study does not measure the L3",
+        "miss rate in this experiment, so this is not a comparison row.",
     ]
 
 
@@ -83,8 +84,9 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "sender CPU i to receiver CPU i (its interrupts on CPU i + 1, or with aRFS on CPU i), all through the one",
         "cable. nicsim's hosts have one application core each, so each flow has a sender host and a receiver host",
         "(`one_to_one.toml`), the flows sharing one 100 Gb/s link between two switches, and each side's CPU and",
-        "breakdown are its hosts' sums. The study's receiver cores share one L3: each receiver host gets an equal",
-        "share of DDIO's 3.5 MiB. Every result is held out: each row is a prediction. Its rows:",
+        "breakdown are its hosts' sums. Each side's hosts are one machine (`machine`), as the study's cores are one",
+        "server's: they share its PCIe link and its L3's 3.5 MiB of DDIO ways, each with its own NIC queue pair.",
+        "Every result is held out: each row is a prediction. Its rows:",
         "`throughput_gbps.one_to_one_<flows>_<config>`, `per_core_gbps.…` (per receiver core), `cpu_pct.<side>.…`",
         "and, with all optimisations (the study's breakdown), `breakdown_pct.receiver.<category>.…`.",
         "",
@@ -116,8 +118,8 @@ def all_to_all_section(runs: Runs, ctx: Context) -> list[str]:
         "The study's all-to-all experiment (`all-to-all.sh` in its artifact): every sender core sends a long flow",
         "to every receiver core, with 8, 16 and 24 cores a side (64, 256 and 576 flows). nicsim runs them in",
         f"{configs} on `one_to_one.toml`: each sender host runs its flows and each receiver host its flows as one",
-        "program on its application core, all through the one shared link, each receiver with an equal share of",
-        "DDIO. Every result is held out: each row is a prediction. Its rows:",
+        "program on its application core, all through the one shared link, each side one machine (one PCIe link,",
+        "one L3's DDIO ways). Every result is held out: each row is a prediction. Its rows:",
         "`throughput_gbps.all_to_all_<cores>_<config>`, `per_core_gbps.…` (per receiver core), `cpu_pct.<side>.…`",
         "and, with all optimisations, `breakdown_pct.receiver.<category>.…`.",
         "",

@@ -6,7 +6,8 @@ Every result of it is held out, so every number here is a prediction: the
 flows' aggregate throughput, throughput per sender core (the study's
 bottleneck here), both sides' CPU and, with all optimisations, both sides'
 CPU breakdown. nicsim's receiver cores are receiver hosts, one per flow,
-summed as one side (:class:`.experiments.Outcast`).
+summed as one side, on one machine (one PCIe link, one L3's DDIO ways:
+:class:`.experiments.Outcast`).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def section(runs: Runs, ctx: Context) -> list[str]:
         "on a receiver core of its own. Here the sender is the bottleneck, and the study divides the throughput",
         "by the sender's CPU. nicsim's sender runs every flow on its application core, one socket call at a time",
         "in turn; its receiver cores are receiver hosts, one per flow, on a switch (`outcast.toml`), whose CPU and",
-        "breakdown are summed as the receiver's. Every result is held out: each row is a prediction. Its rows:",
+        "breakdown are summed as the receiver's; they are one machine (`machine`), sharing its PCIe link and its",
+        "L3's DDIO ways. Every result is held out: each row is a prediction. Its rows:",
         "`throughput_gbps.outcast_<flows>_<config>`, `per_core_gbps.…` (per sender core), `cpu_pct.<side>.…`",
         "and, with all optimisations (the study's breakdown), `breakdown_pct.<side>.<category>.…`.",
         "",
