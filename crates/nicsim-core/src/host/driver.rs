@@ -2,7 +2,8 @@
 //! send-path processing as CPU jobs that may finish out of order; the
 //! driver posts them to the NIC's TX ring in the order the stack emitted
 //! them (as the socket lock ensures), and a full ring queues them in the
-//! software queue (qdisc) in front of it, which bounds how many frames the
+//! software queue (qdisc: first in, first out, or fq_codel's round robin
+//! of flows; `qdisc.rs`) in front of it, which bounds how many frames the
 //! stack may emit.
 //!
 //! ```text
@@ -13,8 +14,9 @@
 //! Units: frames. The ring itself (slots in use) is the NIC's; the driver
 //! asks it to take a frame through a callback.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
+use super::qdisc::Qdisc;
 use super::TxFrame;
 
 /// Frames the software queue (qdisc) holds in front of a full TX ring
@@ -31,12 +33,17 @@ pub struct TxDriver {
     posted: u64,
     /// Frames whose send processing ended ahead of an earlier frame's.
     ready: BTreeMap<u64, TxFrame>,
-    qdisc: VecDeque<TxFrame>,
+    qdisc: Qdisc,
     /// The stack could not emit everything it had (no credit left).
     pub stack_blocked: bool,
 }
 
 impl TxDriver {
+    /// A driver whose software queue is `qdisc`.
+    pub fn new(qdisc: Qdisc) -> TxDriver {
+        TxDriver { qdisc, ..TxDriver::default() }
+    }
+
     /// Frames the stack may emit now without overflowing the qdisc.
     pub fn credit(&self) -> usize {
         QDISC_LIMIT.saturating_sub(self.qdisc.len() + self.jobs)
@@ -59,16 +66,16 @@ impl TxDriver {
             self.posted += 1;
             let queued = if self.qdisc.is_empty() { ring(frame) } else { Some(frame) };
             if let Some(frame) = queued {
-                self.qdisc.push_back(frame);
+                self.qdisc.push(frame);
             }
         }
     }
 
     /// Ring slots were freed: move queued frames to the ring while it takes them.
     pub fn refill(&mut self, mut ring: impl FnMut(TxFrame) -> Option<TxFrame>) {
-        while let Some(frame) = self.qdisc.pop_front() {
+        while let Some(frame) = self.qdisc.pop() {
             if let Some(back) = ring(frame) {
-                self.qdisc.push_front(back);
+                self.qdisc.unpop(back);
                 break;
             }
         }

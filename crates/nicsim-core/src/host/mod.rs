@@ -16,6 +16,7 @@ pub mod cpu_params;
 pub mod driver;
 pub mod minshall;
 pub mod nic_params;
+pub mod qdisc;
 pub mod stack_config;
 pub mod timing;
 pub mod window;

@@ -144,6 +144,29 @@ pub struct NicConfig {
     /// When GRO or software LRO passes what it holds up the stack.
     #[serde(default)]
     pub gro_flush: GroFlush,
+    /// The software queue in front of the transmit ring: `fifo` (first in,
+    /// first out) or `fq_codel` (Linux's fair queueing by flow, deficit
+    /// round robin of `costs.qdisc_quantum` bytes; CoDel's drops not
+    /// modelled). See `host/qdisc.rs`.
+    #[serde(default)]
+    pub qdisc: QdiscKind,
+    /// Byte queue limits (Linux's `dql`, which mlx5, ixgbe and ice report
+    /// to): the transmit ring takes packets only while the bytes posted and
+    /// not yet completed are within a limit its completions tune, so a
+    /// backlog waits in the qdisc instead of the ring.
+    #[serde(default)]
+    pub bql: bool,
+}
+
+/// Which software queue is in front of the transmit ring.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QdiscKind {
+    /// First in, first out.
+    #[default]
+    Fifo,
+    /// fq_codel's fair queueing by flow.
+    FqCodel,
 }
 
 /// When the driver's coalescer flushes.

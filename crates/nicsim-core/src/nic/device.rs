@@ -83,6 +83,10 @@ pub struct Nic {
     pub tx_ring: VecDeque<TxFrame>,
     /// TX descriptors in use (posted, in DMA, or sent but not cleaned).
     pub tx_used: u32,
+    /// Byte queue limits of the TX ring (`nic.bql`), and the bytes of each
+    /// frame posted and not yet cleaned, oldest first.
+    pub bql: Option<crate::host::qdisc::Bql>,
+    pub tx_posted_bytes: VecDeque<u64>,
     /// The TX DMA is fetching this many frames from the ring's head
     /// (`nic.tx_dma_outstanding` at most), which will put this many
     /// segments on the link.
@@ -127,6 +131,34 @@ impl Nic {
     /// A NIC with `rx_ring` receive buffers posted, with or without DIM.
     pub fn new(rx_ring: u32, dim: bool) -> Nic {
         Nic { rx_posted: rx_ring, dim: dim.then(Dim::default), ..Default::default() }
+    }
+
+    /// Post `frame` to a TX ring of `slots` descriptors if one is free and
+    /// the byte queue limits (if any) let the ring take more; else give it
+    /// back.
+    pub fn post_tx(&mut self, frame: TxFrame, slots: u32) -> Option<TxFrame> {
+        if self.tx_used >= slots || self.bql.as_ref().is_some_and(|q| !q.open()) {
+            return Some(frame);
+        }
+        self.tx_used += 1;
+        self.stats.max_tx_ring_used = self.stats.max_tx_ring_used.max(self.tx_used);
+        if let Some(q) = self.bql.as_mut() {
+            let bytes = frame.bytes.len() as u64;
+            q.queued(bytes);
+            self.tx_posted_bytes.push_back(bytes);
+        }
+        self.tx_ring.push_back(frame);
+        None
+    }
+
+    /// `n` sent descriptors were cleaned at `now`: their slots are free and
+    /// their bytes complete (byte queue limits).
+    pub fn tx_cleaned(&mut self, n: u32, now: Time) {
+        self.tx_used -= n;
+        if let Some(q) = self.bql.as_mut() {
+            let bytes = (0..n).filter_map(|_| self.tx_posted_bytes.pop_front()).sum();
+            q.completed(bytes, now);
+        }
     }
 
     /// Whether a frame waits for the driver (received, or sent and not cleaned).

@@ -378,16 +378,9 @@ impl Timed {
     /// qdisc holds to the ring and let a stack that ran out of room emit.
     pub(super) fn tx_cleaned(&mut self, env: &mut Env, n: u32, now: Time) {
         let t = &mut *self;
-        t.nic.tx_used -= n;
+        t.nic.tx_cleaned(n, now);
         let (nic, ring) = (&mut t.nic, t.timing.nic.tx_ring);
-        t.driver.refill(|frame| {
-            if nic.tx_used >= ring {
-                return Some(frame);
-            }
-            nic.tx_used += 1;
-            nic.tx_ring.push_back(frame);
-            None
-        });
+        t.driver.refill(|frame| nic.post_tx(frame, ring));
         self.nic_tx_kick(env, now);
         if self.driver.stack_blocked {
             let ctx = self.irq_ctx();

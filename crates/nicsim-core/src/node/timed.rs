@@ -32,6 +32,8 @@ use crate::bus::{Bus, BusOp};
 use crate::engine::{Dur, EventKey, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, Pstate, LAYERS};
 use crate::host::driver::TxDriver;
+use crate::host::qdisc::Qdisc;
+use crate::host::timing::QdiscKind;
 use crate::host::timing::{within_reach, Timing};
 use crate::host::{segment_socket, sends, SocketKey, TxFrame};
 use crate::nic::device::Nic;
@@ -221,7 +223,12 @@ impl Timed {
                 }
             })
             .collect();
-        let nic = Nic::new(timing.nic.rx_ring, timing.nic.dim);
+        let mut nic = Nic::new(timing.nic.rx_ring, timing.nic.dim);
+        nic.bql = timing.nic.bql.then(Default::default);
+        let driver = TxDriver::new(match timing.nic.qdisc {
+            QdiscKind::Fifo => Qdisc::default(),
+            QdiscKind::FqCodel => Qdisc::fq_codel(timing.costs.qdisc_quantum.0),
+        });
         let autosize = (tx.engine_ref().stack().segmentation && timing.nic.tso_defer.0 > 0)
             .then(|| crate::host::autosize::Autosize::new(Dur(timing.nic.tso_defer.0)));
         let ack_gate = timing.cpu.ack_window_test.then(super::ackgate::AckGate::default);
@@ -234,7 +241,7 @@ impl Timed {
             timing,
             memory_free_at: Time::ZERO,
             app_busy: false,
-            driver: TxDriver::default(),
+            driver,
             per_msg: BTreeMap::new(),
             per_path: [[0; LAYERS]; 3],
             measure: Default::default(),
@@ -431,15 +438,7 @@ impl Timed {
                 frame.core = core;
                 let t = &mut *self;
                 let (nic, ring) = (&mut t.nic, t.timing.nic.tx_ring);
-                t.driver.done(seq, frame, |frame| {
-                    if nic.tx_used >= ring {
-                        return Some(frame);
-                    }
-                    nic.tx_used += 1;
-                    nic.stats.max_tx_ring_used = nic.stats.max_tx_ring_used.max(nic.tx_used);
-                    nic.tx_ring.push_back(frame);
-                    None
-                });
+                t.driver.done(seq, frame, |frame| nic.post_tx(frame, ring));
                 self.nic_tx_kick(env, now);
             }
             Next::AppWake => {

@@ -407,6 +407,7 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "hosts[0].nic.tso",
             "zero-copy driver gates the frames",
         ),
+        ("an unknown qdisc", timed("nic = { qdisc = \"red\" }"), "hosts[0].nic.qdisc", "unknown variant `red`"),
         (
             "zero-copy page not a power of two",
             timed("zero_copy = { page = \"3000B\" }"),
