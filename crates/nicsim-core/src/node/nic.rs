@@ -187,7 +187,8 @@ impl Timed {
         t.nic.stats.rx_frames += 1;
         if t.timing.memory.ddio.0 > 0 || t.timing.cpu.l2_cache.0 > 0 {
             let data = shape(&frame).data;
-            if let Some(m) = t.marks.as_mut().filter(|_| data > 0) {
+            // Only DDIO's reads look the marks up (and forget them).
+            if let Some(m) = t.marks.as_mut().filter(|_| data > 0 && t.timing.memory.ddio.0 > 0) {
                 m.push(t.rx_data.0, t.llc_in);
             }
             t.rx_data.0 += data;
