@@ -33,8 +33,7 @@ use crate::engine::{Dur, EventKey, Priority, Time};
 use crate::host::cpu::{Breakdown, Class, Core, Job, Layer, Path, Pstate, LAYERS};
 use crate::host::driver::TxDriver;
 use crate::host::qdisc::Qdisc;
-use crate::host::timing::QdiscKind;
-use crate::host::timing::{within_reach, Timing};
+use crate::host::timing::{within_reach, QdiscKind, Timing};
 use crate::host::{segment_socket, sends, SocketKey, TxFrame};
 use crate::nic::device::Nic;
 use crate::nic::offload::{

@@ -263,7 +263,7 @@ impl Sim {
         let mut timed: Vec<Option<Timed>> = (timings.into_iter().zip(engines))
             .map(|(t, e)| t.zip(e).map(|(t, (rx, tx, call))| Timed::new(t, rx, tx, call, bin)))
             .collect();
-        // Hosts on one machine share its bus, memory and DDIO ways (validated: all timed, one bus and memory).
+        // Hosts on one machine share its bus and DDIO ways (validated: all timed, one bus and memory section).
         let (mut machines, mut machine_of) = (Vec::<Machine>::new(), vec![None; n]);
         for (i, h) in s.hosts.iter().enumerate() {
             if let (Some(name), Some(t)) = (&h.machine, timed[i].as_mut()) {
