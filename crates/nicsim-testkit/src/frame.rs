@@ -37,6 +37,8 @@ pub struct TcpFrame<'a> {
     /// The ACK number; `None` leaves the ACK flag clear.
     pub ack: Option<u32>,
     pub window: u16,
+    /// The window scale option (RFC 7323), on a SYN.
+    pub window_scale: Option<u8>,
     pub control: TcpControl,
     pub timestamp: Option<TcpTimestampRepr>,
     /// Fill the TCP checksum (true) or leave it zero (false).
@@ -59,6 +61,7 @@ impl Default for TcpFrame<'_> {
             seq: 0,
             ack: None,
             window: 1000,
+            window_scale: None,
             control: TcpControl::None,
             timestamp: None,
             tcp_checksum: true,
@@ -77,7 +80,7 @@ impl TcpFrame<'_> {
             seq_number: TcpSeqNumber(self.seq as i32),
             ack_number: self.ack.map(|a| TcpSeqNumber(a as i32)),
             window_len: self.window,
-            window_scale: None,
+            window_scale: self.window_scale,
             max_seg_size: None,
             sack_permitted: false,
             sack_ranges: [None; 3],

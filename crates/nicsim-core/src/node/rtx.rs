@@ -14,24 +14,32 @@
 //! sk_buff stays queued (`tcp_tso_acked` trims it). A retransmission sends
 //! again an sk_buff already queued: only data beyond the highest sequence
 //! sent adds one. Units: bytes, sequence numbers.
+//!
+//! For TSO's deferral (`host/autosize.rs`) it also keeps the peer's window,
+//! which Linux's `tcp_tso_should_defer` looks at: its newest ACK plus its
+//! window field shifted by the scale its SYN announced (RFC 7323).
 
 use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
+use smoltcp::wire::{TcpOption, TcpPacket};
 
+use crate::host::autosize::InFlight;
 use crate::probe::wire::{FlowKey, TcpView};
 
 /// Bytes of a send fragment page (`SKB_FRAG_PAGE_ORDER`: 32 KiB).
 pub(super) const FRAG_PAGE: u64 = 32 * 1024;
 
 /// One flow's queue: where each queued sk_buff ends, the highest sequence
-/// sent, the highest acknowledged, and acknowledged bytes short of a page.
+/// sent, the highest acknowledged, acknowledged bytes short of a page, and
+/// the peer's window (its right edge and size).
 #[derive(Debug)]
 struct Flow {
     ends: VecDeque<u32>,
     high: u32,
     acked: u32,
     carry: u64,
+    window: Option<(u32, u32)>,
 }
 
 /// `a` is after `b` in sequence space (RFC 793 modular comparison).
@@ -43,6 +51,9 @@ fn after(a: u32, b: u32) -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct Rtx {
     flows: BTreeMap<FlowKey, Flow>,
+    /// The window scale each peer announced in its SYN, by the flow as this
+    /// host sends it.
+    shifts: BTreeMap<FlowKey, u8>,
     /// The data sk_buffs counted so far.
     pub(super) stats: SendSkbStats,
 }
@@ -92,7 +103,13 @@ impl Rtx {
             return false;
         }
         let end = v.seq.wrapping_add(v.payload as u32);
-        let f = self.flows.entry(v.flow).or_insert(Flow { ends: VecDeque::new(), high: v.seq, acked: v.seq, carry: 0 });
+        let f = self.flows.entry(v.flow).or_insert(Flow {
+            ends: VecDeque::new(),
+            high: v.seq,
+            acked: v.seq,
+            carry: 0,
+            window: None,
+        });
         if after(end, f.high) {
             f.ends.push_back(end);
             f.high = end;
@@ -101,15 +118,19 @@ impl Rtx {
         false
     }
 
-    /// Whether `flow` (as its data frames go out) has data sent and not yet
-    /// acknowledged.
-    pub(super) fn in_flight(&self, flow: &FlowKey) -> bool {
-        self.flows.get(flow).is_some_and(|f| after(f.high, f.acked))
+    /// What the TSO deferral needs of `flow` (as its data frames go out):
+    /// `None` when it has nothing sent and not yet acknowledged.
+    pub(super) fn in_flight(&self, flow: &FlowKey) -> Option<InFlight> {
+        let f = self.flows.get(flow).filter(|f| after(f.high, f.acked))?;
+        Some(InFlight { window: f.window })
     }
 
-    /// TCP input of `frame` from the peer: the sk_buffs its ACK frees,
-    /// and the send fragment pages freed with them.
+    /// TCP input of `frame` from the peer: the sk_buffs its ACK frees, and
+    /// the send fragment pages freed with them.
     pub(super) fn acked(&mut self, frame: &[u8]) -> (u64, u64) {
+        if let Some((flow, shift)) = syn_window_shift(frame) {
+            self.shifts.insert(flow, shift);
+        }
         // A host that has sent no data (a receiver) has nothing to free.
         if self.flows.is_empty() {
             return (0, 0);
@@ -117,10 +138,16 @@ impl Rtx {
         let Some(v) = TcpView::parse(frame) else { return (0, 0) };
         let Some(ack) = v.ack else { return (0, 0) };
         let (src, sport, dst, dport) = v.flow;
-        let Some(f) = self.flows.get_mut(&(dst, dport, src, sport)) else { return (0, 0) };
+        let flow = (dst, dport, src, sport);
+        let Some(f) = self.flows.get_mut(&flow) else { return (0, 0) };
         // The ACK of a FIN is one past the data.
         let ack = if after(ack, f.high) { f.high } else { ack };
-        if !after(ack, f.acked) {
+        if after(f.acked, ack) {
+            return (0, 0);
+        }
+        let window = u32::from(v.window) << self.shifts.get(&flow).copied().unwrap_or(0);
+        f.window = Some((ack.wrapping_add(window), window));
+        if ack == f.acked {
             return (0, 0);
         }
         f.carry += u64::from(ack.wrapping_sub(f.acked));
@@ -137,6 +164,32 @@ impl Rtx {
     }
 }
 
+/// The flow (as the receiver of `frame` sends it) and the window scale of
+/// `frame`, if it is a SYN announcing one (RFC 7323's option; shifts above
+/// 14 count as 14).
+fn syn_window_shift(frame: &[u8]) -> Option<(FlowKey, u8)> {
+    // Only a SYN is parsed: the flags byte, before anything else.
+    let ihl = usize::from(frame.get(14)? & 0x0f) * 4;
+    if frame.get(14 + ihl + 13)? & 0x02 == 0 {
+        return None;
+    }
+    let v = TcpView::parse(frame)?;
+    let tcp = TcpPacket::new_checked(frame.get(14 + v.ip_header..)?).ok()?;
+    let mut options = tcp.options();
+    while !options.is_empty() {
+        let (rest, option) = TcpOption::parse(options).ok()?;
+        match option {
+            TcpOption::WindowScale(shift) => {
+                let (src, sport, dst, dport) = v.flow;
+                return Some(((dst, dport, src, sport), shift.min(14)));
+            }
+            TcpOption::EndOfList => return None,
+            _ => options = rest,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +203,11 @@ mod tests {
         if to_peer {
             return f.build();
         }
+        frame_from_peer(f)
+    }
+
+    /// `f` as the peer sends it (addresses and ports swapped).
+    fn frame_from_peer(f: TcpFrame) -> Vec<u8> {
         TcpFrame {
             src: f.dst,
             dst: f.src,
@@ -177,11 +235,11 @@ mod tests {
         // An old ACK frees nothing; one past the data (a FIN) frees the last.
         assert_eq!(q.acked(&frame(false, 1, Some(129_000), 0)), (0, 0));
         let flow = TcpView::parse(&frame(true, 0, None, 1)).expect("a segment").flow;
-        assert!(q.in_flight(&flow));
+        assert!(q.in_flight(&flow).is_some());
         assert_eq!(q.acked(&frame(false, 1, Some(193_001), 0)), (1, 2));
         // All of it acknowledged: nothing in flight; a flow never sent on has nothing either.
-        assert!(!q.in_flight(&flow));
-        assert!(!q.in_flight(&(flow.2, flow.3, flow.0, flow.1)));
+        assert!(q.in_flight(&flow).is_none());
+        assert!(q.in_flight(&(flow.2, flow.3, flow.0, flow.1)).is_none());
     }
 
     #[test]
@@ -225,5 +283,33 @@ mod tests {
         q.sent(&frame(true, start, Some(1), 1000));
         q.sent(&frame(true, start.wrapping_add(1000), Some(1), 1000));
         assert_eq!(q.acked(&frame(false, 1, Some(1000), 0)), (2, 0));
+    }
+
+    #[test]
+    fn the_deferral_sees_the_peers_window_scaled_as_its_syn_announced() {
+        use smoltcp::wire::TcpControl;
+        let mut q = Rtx::default();
+        // The peer's SYN-ACK announces a window scale of 7 (it arrives before any data is sent).
+        let syn_ack =
+            frame_from_peer(TcpFrame { control: TcpControl::Syn, window_scale: Some(7), ..TcpFrame::default() });
+        assert_eq!(q.acked(&syn_ack), (0, 0));
+        let flow = TcpView::parse(&frame(true, 0, None, 1)).expect("a segment").flow;
+        q.sent(&frame(true, 1000, Some(1), 10_000));
+        // Nothing acknowledged yet: no window known.
+        assert_eq!(q.in_flight(&flow), Some(InFlight { window: None }));
+        let ack = |n: u32, window: u16| frame_from_peer(TcpFrame { ack: Some(n), window, ..TcpFrame::default() });
+        q.acked(&ack(6000, 100));
+        assert_eq!(q.in_flight(&flow), Some(InFlight { window: Some((6000 + (100 << 7), 100 << 7)) }));
+        // A window update with no new data acknowledged moves it too.
+        q.acked(&ack(6000, 300));
+        assert_eq!(q.in_flight(&flow), Some(InFlight { window: Some((6000 + (300 << 7), 300 << 7)) }));
+        // An older ACK changes nothing.
+        q.acked(&ack(5000, 1));
+        assert_eq!(q.in_flight(&flow), Some(InFlight { window: Some((6000 + (300 << 7), 300 << 7)) }));
+        // Without a scale from the SYN the field counts as it is.
+        let mut q = Rtx::default();
+        q.sent(&frame(true, 1000, Some(1), 10_000));
+        q.acked(&ack(6000, 100));
+        assert_eq!(q.in_flight(&flow), Some(InFlight { window: Some((6100, 100)) }));
     }
 }

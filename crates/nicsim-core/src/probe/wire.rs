@@ -31,6 +31,8 @@ pub struct TcpView {
     pub payload: usize,
     /// Acknowledgment number, if the ACK flag is set.
     pub ack: Option<u32>,
+    /// The window field as sent (before any window scaling).
+    pub window: u16,
     /// SYN, FIN, RST.
     pub syn: bool,
     pub fin: bool,
@@ -57,6 +59,7 @@ impl TcpView {
             seq: tcp.seq_number().0 as u32,
             payload: tcp.payload().len(),
             ack: tcp.ack().then(|| tcp.ack_number().0 as u32),
+            window: tcp.window_len(),
             syn: tcp.syn(),
             fin: tcp.fin(),
             rst: tcp.rst(),
