@@ -32,6 +32,12 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --robust-rpc FIT.json N PCT [SEED]  # the same for the RPC and mixed predictions (throughput per receiver core)
     .venv/bin/python scripts/fit_cai.py --robust-outcast FIT.json N PCT [SEED]  # the same for the outcast (per sender core) and one-to-one predictions
 
+Session 46 fitted on a build with the TSO deferral's round-trip test
+(send a short super-segment at once when the oldest unacknowledged data
+left under half a smoothed round trip ago; not in nicsim): --search-groups
+(seed 4601, 1 800 s) from session43-profile.json reached 35 rows at 1.45
+(`cai-sets/session46-rtt-test-4601.json`). Not landed
+(docs/models/modern-host-fit-log.md).
 Session 33 also fitted with `ddio_ways = 2` in the profile (DDIO as two
 ways of each L3 set): --search-groups (seed 3323, 1 500 s) reached 33 rows
 at 1.98 but 18 to 33 under the nudges; --search-robust and
