@@ -32,6 +32,13 @@ converge to one point: it keeps the best set it visited.
     .venv/bin/python scripts/fit_cai.py --robust-rpc FIT.json N PCT [SEED]  # the same for the RPC and mixed predictions (throughput per receiver core)
     .venv/bin/python scripts/fit_cai.py --robust-outcast FIT.json N PCT [SEED]  # the same for the outcast (per sender core) and one-to-one predictions
 
+Session 47 fitted with the softirq's part of a backlogged segment
+(CAI_BACKLOG_SOFTIRQ=120: 120 cycles of TCP input and the socket's queue
+line): --search-groups (seed 4711, 2 400 s) from session43-profile.json
+reached 35 rows at 1.51 (`cai-sets/session47-backlog-softirq-4711.json`),
+29 to 35 under the nudges. Not landed: both stay off in the profile. A
+--search (seed 4701) from session46-rtt-test-4601.json with the
+round-trip test reached 35 at 1.32.
 Session 46 fitted on a build with the TSO deferral's round-trip test
 (send a short super-segment at once when the oldest unacknowledged data
 left under half a smoothed round trip ago; not in nicsim): --search-groups
@@ -189,6 +196,11 @@ PUB = {"no_opts": (9.0, 4.78, 101.5, 185.8, [5.9,4.9,4.5,8.2,17.5,2.2,9.5,41.5],
        "all_opts": (42.2, 41.2, 59.8, 100.0, [48.0,4.8,1.8,6.8,8.5,7.0,3.4,12.7], [54.3,1.8,0.6,11.0,18.3,3.0,3.7,2.2])}
 
 REMOTE_RX = os.environ.get("CAI_REMOTE_RX") == "1"
+# CAI_BACKLOG_SOFTIRQ=N: the softirq that queues a segment to the socket
+# backlog runs N cycles of TCP input first (costs.tcp_rx_demux) and moves
+# the socket's queue line (cpu.backlog_queue_line), on both hosts. Off (the
+# profile's) when unset. Session 47 fitted with 120.
+BACKLOG_SOFTIRQ = os.environ.get("CAI_BACKLOG_SOFTIRQ")
 # Both hosts run with Linux's Nagle rule (tcp.nagle = "minshall"), as
 # flow.toml and the profile's fit (session 35) do; CAI_NAGLE=classic gives
 # smoltcp's original rule, the one sets before session 35 were fitted with.
@@ -258,6 +270,8 @@ def costs(x):
             c[k] = x[k]
     c["ip_tx"] = 0.3 * x["tcp_tx"]; c["ip_rx"] = x["ip_rx"] if "ip_rx" in x else 0.3 * x["tcp_rx"]
     c["device_tx"] = 0.5 * x["driver_tx"]; c["device_rx"] = 0.5 * x["driver_rx"]
+    if BACKLOG_SOFTIRQ:
+        c["tcp_rx_demux"] = float(BACKLOG_SOFTIRQ)
     return c
 
 def extra(x):
@@ -266,7 +280,8 @@ def extra(x):
     s += (f'memory = {{ cached_copy_bandwidth = "{x["cached_copy_gbps"]:.3f}GB/s", copy_bandwidth = "{x["copy_gbps"]:.3f}GB/s", '
           f'llc_copy_bandwidth = "{x["llc_copy_gbps"]:.3f}GB/s" }}\n')
     wake = f'wake_latency = "{x["wake_latency_us"]:.3f}us", ' if "wake_latency_us" in x else ""
-    s += f'cpu = {{ {wake}line_transfer = {int(round(x["line_transfer"]))} }}\n'
+    queue_line = "backlog_queue_line = true, " if BACKLOG_SOFTIRQ else ""
+    s += f'cpu = {{ {wake}{queue_line}line_transfer = {int(round(x["line_transfer"]))} }}\n'
     if "app_call" in x:
         # iperf's own work per call (user space), on both hosts.
         s += f'app = {{ compute_per_call = {int(round(x["app_call"]))} }}\n'

@@ -217,6 +217,15 @@ pub struct CpuConfig {
     /// `socket_backlog` there is no backlog and this does nothing.
     #[serde(default)]
     pub backlog_coalesce: bool,
+    /// With `socket_backlog`, and the application on another core than the
+    /// receive stack: the softirq that queues a segment to the backlog
+    /// pays a line transfer (`line_transfer`) for the socket's queue line
+    /// besides the lock's: `sk_add_backlog` reads `sk_rmem_alloc` and
+    /// writes `sk_backlog`, on the line the owner's read writes as it
+    /// dequeues and frees (Linux 5.4 `struct sock`, bytes 192 to 255).
+    /// Off: only the lock's line moves.
+    #[serde(default)]
+    pub backlog_queue_line: bool,
     /// A data segment TCP queues in order behind unread data joins the
     /// receive queue's last sk_buff when it has room (Linux 3.5 and later:
     /// `tcp_queue_rcv` → `tcp_try_coalesce` → `skb_try_coalesce`, at most
@@ -456,6 +465,14 @@ pub struct StackCosts {
     /// decision). Absent: `tcp_rx`.
     #[serde(default)]
     pub tcp_ack_rx: Option<Cost>,
+    /// The part of TCP input the softirq runs for every segment before it
+    /// checks whether an application call owns the socket (`tcp_v4_rcv`
+    /// up to `sock_owned_by_user`: header checks, the socket's lookup, the
+    /// socket filter, the control block). Part of `tcp_rx` and
+    /// `tcp_ack_rx`: a segment queued to the socket backlog pays it in the
+    /// softirq and the rest on the owner's core.
+    #[serde(default)]
+    pub tcp_rx_demux: Cost,
     /// UDP output, per datagram.
     #[serde(default)]
     pub udp_tx: Cost,

@@ -24,8 +24,8 @@
 //! sk_buff for the joined segments.
 
 use super::cost::{
-    bh_lock_sock, copy_pieces, head_lines, push_nonzero, rx_footprint, shape, skb_frags, tcp_input_pieces, whole_pages,
-    Frag, STACK_LINES_PER_FRAME,
+    backlog_queue_pieces, copy_pieces, head_lines, push_nonzero, rx_footprint, shape, skb_frags, tcp_input_pieces,
+    whole_pages, Frag, STACK_LINES_PER_FRAME,
 };
 use super::join::{joined_frags, Joining};
 use super::timed::{Ctx, Next, Timed, Waiting};
@@ -86,7 +86,7 @@ impl Timed {
         if waits_for_owner(t.owned, &frame) {
             // `tcp_v4_rcv` finds the socket owned: under `bh_lock_sock` it
             // queues the segment (`tcp_add_backlog`) for the owner's core.
-            let mut pieces: Vec<_> = bh_lock_sock(&t.timing, core).into_iter().collect();
+            let mut pieces = backlog_queue_pieces(&t.timing, core);
             let data = sh.data > 0;
             if self.add_backlog(frame, segments, env.host.dev.skips_rx_checksums()) {
                 // It joined the last one: the softirq frees its sk_buff.

@@ -188,15 +188,17 @@ pub(super) fn rx_pieces(timing: &Timing, s: Shape, core: usize) -> Vec<(Layer, u
 }
 
 /// TCP input of a segment on a core: the protocol, the socket lock (unless
-/// the softirq took it already, queueing the segment to the backlog), and
-/// for a segment without data (an ACK) its buffers, freed here.
+/// the segment comes from the backlog: the softirq took the lock to queue
+/// it), and for a segment without data (an ACK) its buffers, freed here.
 ///
 /// With the application on another core, input in the softirq pays
 /// `tcp_rx_remote` for the socket state the application's core wrote
 /// last. Input from the backlog runs on the application's core, where that
 /// state is at hand; it reads instead the sk_buff lines the softirq's core
-/// wrote ([`BACKLOG_SKB_LINES`]).
-pub(super) fn tcp_input_pieces(timing: &Timing, s: Shape, core: usize, locked: bool) -> Vec<(Layer, u64)> {
+/// wrote ([`BACKLOG_SKB_LINES`]), and it leaves out the start of TCP input
+/// the softirq ran before queueing it (`tcp_rx_demux`:
+/// [`backlog_queue_pieces`]).
+pub(super) fn tcp_input_pieces(timing: &Timing, s: Shape, core: usize, backlogged: bool) -> Vec<(Layer, u64)> {
     let c = &timing.costs;
     let cy = |cost| timing.cycles_on(core, cost);
     let remote = if !timing.split_cores() {
@@ -208,9 +210,10 @@ pub(super) fn tcp_input_pieces(timing: &Timing, s: Shape, core: usize, locked: b
     } else {
         cy(c.tcp_rx_remote)
     };
-    let input = if s.data == 0 { c.tcp_ack_rx.unwrap_or(c.tcp_rx) } else { c.tcp_rx };
-    let mut pieces = vec![(Layer::Tcp, cy(input) + remote)];
-    if !locked {
+    let input = cy(if s.data == 0 { c.tcp_ack_rx.unwrap_or(c.tcp_rx) } else { c.tcp_rx });
+    let input = if backlogged { input.saturating_sub(cy(c.tcp_rx_demux)) } else { input };
+    let mut pieces = vec![(Layer::Tcp, input + remote)];
+    if !backlogged {
         pieces.extend(bh_lock_sock(timing, core));
     }
     if s.data == 0 {
@@ -218,6 +221,22 @@ pub(super) fn tcp_input_pieces(timing: &Timing, s: Shape, core: usize, locked: b
         push_nonzero(&mut pieces, Layer::Skb, cy(c.skb_free));
         push_nonzero(&mut pieces, Layer::Mm, cy(c.page_free) + cy(c.skb_slab));
     }
+    pieces
+}
+
+/// The softirq's work on `core` to queue a TCP segment to the socket
+/// backlog (`tcp_v4_rcv` finds the socket owned by an application call):
+/// the start of TCP input up to that test (`tcp_rx_demux`), with
+/// `cpu.backlog_queue_line` the socket's queue line
+/// ([`BACKLOG_QUEUE_LINES`]) and, under `bh_lock_sock`, the lock. The
+/// owner's core runs the rest of TCP input when the call releases the
+/// socket ([`tcp_input_pieces`]).
+pub(super) fn backlog_queue_pieces(timing: &Timing, core: usize) -> Vec<(Layer, u64)> {
+    let demux = timing.cycles_on(core, timing.costs.tcp_rx_demux);
+    let line = if timing.cpu.backlog_queue_line { BACKLOG_QUEUE_LINES * timing.line_transfer() } else { 0 };
+    let mut pieces = Vec::with_capacity(4);
+    push_nonzero(&mut pieces, Layer::Tcp, demux + line);
+    pieces.extend(bh_lock_sock(timing, core));
     pieces
 }
 
@@ -371,6 +390,21 @@ pub(super) const READ_WALK_LINES: u64 = 3;
 /// (`tcp_v4_rcv` pulls them and fills the control block from them).
 pub(super) const BACKLOG_SKB_LINES: u64 = 3;
 
+/// Cache lines of the socket the softirq writes to queue a segment to the
+/// backlog besides the lock's (priced in [`bh_lock_sock`]), which the
+/// owner's core wrote last: `sk_add_backlog` reads `sk_rmem_alloc` and
+/// writes `sk_backlog`'s tail and length, which share one line with
+/// `sk_receive_queue` (Linux 5.4 `struct sock`: bytes 192 to 255, the line
+/// after `sk_lock`'s). The owner wrote it last: its reads dequeue from the
+/// receive queue and lower `sk_rmem_alloc` as they free what they copied
+/// (`sock_rfree`), and `release_sock` empties the backlog; its loop reads
+/// the queue's and the backlog's tails for each sk_buff it copies
+/// (`skb_peek_tail`, `sk_backlog.tail`), so the line goes back and forth
+/// about once for each segment the softirq queues while a call holds the
+/// socket, which is what `cpu.backlog_queue_line` charges (an upper
+/// bound: a line the owner has not touched since is not moved).
+pub(super) const BACKLOG_QUEUE_LINES: u64 = 1;
+
 /// A receive buffer page.
 pub(super) const PAGE: u64 = 4096;
 
@@ -387,6 +421,10 @@ pub(super) fn whole_pages(carry: &mut u64, bytes: u64) -> u64 {
 mod tests {
     use super::*;
 
+    fn tcp_segment(data: u64) -> Shape {
+        Shape { proto: Some(IpProtocol::Tcp), payload: 20 + data, data, frag: Frag::Whole, offset: 0, via: None }
+    }
+
     #[test]
     fn tcp_input_pays_the_cross_core_extra_in_the_softirq_only_and_a_pure_ack_its_own_prices() {
         use crate::host::timing::{resolve, Cost};
@@ -398,32 +436,68 @@ mod tests {
         t.costs.tcp_rx_remote = price(20_000);
         t.costs.tcp_ack_rx = None;
         t.costs.tcp_ack_rx_remote = None;
+        t.costs.tcp_rx_demux = price(0);
         let (softirq, app) = (t.cpu.irq_core as usize, t.cpu.app_core as usize);
         assert_ne!(softirq, app);
-        let seg = |data| Shape {
-            proto: Some(IpProtocol::Tcp),
-            payload: 20 + data,
-            data,
-            frag: Frag::Whole,
-            offset: 0,
-            via: None,
-        };
-        let tcp = |t: &Timing, data, core| tcp_input_pieces(t, seg(data), core, true)[0];
+        // In the softirq (the socket free), or from the backlog on the owner's core.
+        let direct = |t: &Timing, data| tcp_input_pieces(t, tcp_segment(data), softirq, false)[0];
+        let backlog = |t: &Timing, data| tcp_input_pieces(t, tcp_segment(data), app, true)[0];
         // Unpriced apart, a pure ACK costs what a data segment does.
         for data in [0, 1448] {
-            assert_eq!(tcp(&t, data, softirq), (Layer::Tcp, 21_000));
+            assert_eq!(direct(&t, data), (Layer::Tcp, 21_000));
             // From the backlog: three lines of the sk_buff, no socket state.
-            assert_eq!(tcp(&t, data, app), (Layer::Tcp, 1000 + 3 * 100));
+            assert_eq!(backlog(&t, data), (Layer::Tcp, 1000 + 3 * 100));
         }
         t.costs.tcp_ack_rx = Some(price(3000));
         t.costs.tcp_ack_rx_remote = Some(price(7000));
-        assert_eq!(tcp(&t, 0, softirq), (Layer::Tcp, 10_000));
-        assert_eq!(tcp(&t, 0, app), (Layer::Tcp, 3000 + 3 * 100));
-        assert_eq!(tcp(&t, 1448, softirq), (Layer::Tcp, 21_000));
+        assert_eq!(direct(&t, 0), (Layer::Tcp, 10_000));
+        assert_eq!(backlog(&t, 0), (Layer::Tcp, 3000 + 3 * 100));
+        assert_eq!(direct(&t, 1448), (Layer::Tcp, 21_000));
         // With aRFS the softirq runs on the application's core: no extra.
         t.nic.arfs = true;
-        assert_eq!(tcp(&t, 0, app), (Layer::Tcp, 3000));
-        assert_eq!(tcp(&t, 1448, app), (Layer::Tcp, 1000));
+        assert_eq!(backlog(&t, 0), (Layer::Tcp, 3000));
+        assert_eq!(backlog(&t, 1448), (Layer::Tcp, 1000));
+    }
+
+    #[test]
+    fn a_backlogged_segment_s_input_is_split_between_the_softirq_and_the_owner_and_costs_the_queue_line() {
+        use crate::host::timing::{resolve, Cost};
+        let mut t = resolve("hosts[0]", "cai-xeon-6128", &[]).unwrap();
+        t.nic.arfs = false;
+        t.cpu.line_transfer = 100;
+        let price = |cycles| Cost { cycles, mem: 0 };
+        t.costs.tcp_rx = price(1000);
+        t.costs.tcp_ack_rx = Some(price(3000));
+        t.costs.tcp_rx_remote = price(20_000);
+        t.costs.tcp_rx_demux = price(150);
+        t.costs.sock_lock = price(50);
+        let (softirq, app) = (t.cpu.irq_core as usize, t.cpu.app_core as usize);
+        let cycles = |p: &[(Layer, u64)], layer| p.iter().filter(|&&(l, _)| l == layer).map(|&(_, c)| c).sum::<u64>();
+        // The softirq: the start of TCP input and the queue's line (tcp), the
+        // lock and its line (lock).
+        t.cpu.backlog_queue_line = true;
+        let queue = backlog_queue_pieces(&t, softirq);
+        assert_eq!(cycles(&queue, Layer::Tcp), 150 + 100);
+        assert_eq!(cycles(&queue, Layer::Lock), 50 + 100);
+        // Without the queue line: the start of the input and the lock only.
+        t.cpu.backlog_queue_line = false;
+        let without = backlog_queue_pieces(&t, softirq);
+        assert_eq!((cycles(&without, Layer::Tcp), cycles(&without, Layer::Lock)), (150, 50 + 100));
+        t.cpu.backlog_queue_line = true;
+        // The owner: the rest of the input, for data and for a pure ACK.
+        for (data, input) in [(1448, 1000), (0, 3000)] {
+            let rest = tcp_input_pieces(&t, tcp_segment(data), app, true);
+            assert_eq!(rest[0], (Layer::Tcp, input - 150 + 3 * 100));
+            // Input's own cycles are paid once: the start in the softirq, the rest on the owner.
+            assert_eq!(cycles(&queue, Layer::Tcp) - 100 + rest[0].1 - 3 * 100, input);
+        }
+        // Direct input in the softirq pays the whole input, the start included.
+        assert_eq!(tcp_input_pieces(&t, tcp_segment(1448), softirq, false)[0], (Layer::Tcp, 21_000));
+        // With aRFS (one core) no line moves: the softirq pays the start and the lock.
+        t.nic.arfs = true;
+        let queue = backlog_queue_pieces(&t, app);
+        assert_eq!((cycles(&queue, Layer::Tcp), cycles(&queue, Layer::Lock)), (150, 50));
+        assert_eq!(tcp_input_pieces(&t, tcp_segment(1448), app, true)[0], (Layer::Tcp, 850));
     }
 
     #[test]

@@ -988,18 +988,28 @@ fn a_pure_acks_tcp_input_is_priced_by_tcp_ack_rx_and_a_data_segments_by_tcp_rx()
 
 /// A flow without offloads or aRFS (the softirq on core 0, the application
 /// on core 1) with only TCP input priced in the TCP layer (`costs` sets its
-/// prices; no output, no joins): each host's TCP cycles per core.
+/// prices; no output, no joins; the backlog's queue line moves, at
+/// `line_transfer`): each host's TCP cycles per core.
 fn tcp_input_per_core(costs: &str, line_transfer: u64) -> [Vec<u64>; 2] {
+    tcp_input_and_backlog(costs, line_transfer).0
+}
+
+/// [`tcp_input_per_core`], and the segments each host queued to its backlog.
+fn tcp_input_and_backlog(costs: &str, line_transfer: u64) -> ([Vec<u64>; 2], [u64; 2]) {
     let r = flow(
         "1500B",
         &format!(
             "nic = {{ tso = false, lro = \"off\", arfs = false }}\n\
              costs = {{ tcp_tx = {{ cycles = 0 }}, gro_rx = {{ cycles = 0 }}, {costs} }}\n\
-             cpu = {{ line_transfer = {line_transfer} }}"
+             cpu = {{ line_transfer = {line_transfer}, backlog_queue_line = true }}"
         ),
     );
     assert!(r.summary.verified);
-    [0, 1].map(|h| timing(&r, h).cores.iter().map(|c| c.cycles.get("tcp").copied().unwrap_or(0)).collect())
+    let backlogged = [0, 1].map(|h| timing(&r, h).socket_lock.expect("socket lock counters").backlogged);
+    (
+        [0, 1].map(|h| timing(&r, h).cores.iter().map(|c| c.cycles.get("tcp").copied().unwrap_or(0)).collect()),
+        backlogged,
+    )
 }
 
 #[test]
@@ -1030,15 +1040,40 @@ fn tcp_input_from_the_backlog_runs_on_the_applications_core_without_the_cross_co
         assert_eq!(cores[1], 0, "host {host}: the backlog's input pays no cross-core extra");
     }
     // Instead it reads three lines of each sk_buff the softirq's core
-    // wrote. The sender reads nothing else in its TCP layer.
-    let sender =
-        &tcp_input_per_core(
+    // wrote. The sender reads nothing else in its TCP layer, but the
+    // softirq that queued a segment to the backlog its queue line.
+    let (cores, backlogged) = tcp_input_and_backlog(
         "tcp_rx = { cycles = 0 }, tcp_ack_rx = { cycles = 1000 }, tcp_rx_remote = { cycles = 0 }, tcp_ack_rx_remote = { cycles = 0 }",
         400,
-    )
-            [0];
+    );
+    let sender = &cores[0];
     assert!(sender[1] > 0 && sender[1].is_multiple_of(1000 + 3 * 400), "{sender:?}");
-    assert!(sender[0].is_multiple_of(1000), "the softirq's input reads no extra lines: {sender:?}");
+    assert!(backlogged[0] > 10, "{backlogged:?}");
+    let queue_lines = 400 * backlogged[0];
+    assert!(sender[0] > queue_lines, "{sender:?}");
+    assert!((sender[0] - queue_lines).is_multiple_of(1000), "the softirq's input reads no other line: {sender:?}");
+}
+
+#[test]
+fn the_softirq_runs_tcp_input_up_to_the_owners_test_for_a_backlogged_segment_and_the_owner_the_rest() {
+    // No cache-line moves, no cross-core extra: TCP input of 1000 cycles,
+    // 300 of them before `tcp_v4_rcv` tests whether a call owns the socket.
+    let (cores, backlogged) = tcp_input_and_backlog(
+        "tcp_rx = { cycles = 1000 }, tcp_ack_rx = { cycles = 1000 }, tcp_rx_remote = { cycles = 0 }, \
+         tcp_ack_rx_remote = { cycles = 0 }, tcp_rx_demux = { cycles = 300 }",
+        0,
+    );
+    for (host, cores) in cores.iter().enumerate() {
+        let queued = backlogged[host];
+        assert!(queued > 10, "host {host}: {backlogged:?}");
+        // The softirq's core: whole inputs, and the start of each queued one.
+        assert!(cores[0] > 300 * queued, "host {host}: {cores:?}");
+        assert!((cores[0] - 300 * queued).is_multiple_of(1000), "host {host}: {cores:?} with {queued} queued");
+        // The owner's core: the rest of each input from the backlog (joined
+        // segments are one input).
+        assert!(cores[1] > 0 && cores[1].is_multiple_of(700), "host {host}: {cores:?}");
+        assert!(cores[1] <= 700 * queued, "host {host}: {cores:?} with {queued} queued");
+    }
 }
 
 #[test]
