@@ -134,6 +134,19 @@ impl Timing {
         if !(64..=1 << 20).contains(&self.costs.qdisc_quantum.0) {
             return err("costs.qdisc_quantum", format!("must be 64B to 1MiB, got {}", self.costs.qdisc_quantum));
         }
+        let costs = &self.costs;
+        let inputs = [("tcp_rx", costs.tcp_rx), ("tcp_ack_rx", costs.tcp_ack_rx.unwrap_or(costs.tcp_rx))];
+        let (latency, demux) = (self.memory.latency, costs.tcp_rx_demux);
+        if let Some((name, input)) = inputs.iter().find(|(_, i)| demux.total(latency) > i.total(latency)) {
+            return err(
+                "costs.tcp_rx_demux",
+                format!(
+                    "is part of TCP input, so at most costs.{name} ({} cycles), got {} cycles",
+                    input.total(latency),
+                    demux.total(latency)
+                ),
+            );
+        }
         if self.cpu.wake_latency.0 > crate::engine::time::PS_PER_S / 1000 {
             return err("cpu.wake_latency", format!("must be at most 1ms, got {}", self.cpu.wake_latency));
         }

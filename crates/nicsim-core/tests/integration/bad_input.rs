@@ -338,6 +338,12 @@ fn table() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "must be 64B to 1MiB",
         ),
         (
+            "TCP input's start dearer than the whole input",
+            timed("costs = { tcp_rx = { cycles = 400, mem = 0 }, tcp_rx_demux = { cycles = 500 } }"),
+            "hosts[0].costs.tcp_rx_demux",
+            "at most costs.tcp_rx (400 cycles), got 500 cycles",
+        ),
+        (
             "a wake-up of a second",
             timed("cpu = { wake_latency = \"1s\" }"),
             "hosts[0].cpu.wake_latency",
